@@ -1,0 +1,95 @@
+"""Comparing a candidate's outputs with the reference's, element by element, in the judge's process.
+
+Pure functions over CPU tensors. Every element is compared (THREATS #4, #18); the candidate's values
+arrive as plain tensors deserialised with ``weights_only=True`` and are re-checked to be exactly
+``torch.Tensor`` (THREATS #13).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    failure: str  # a DESIGN.md failure category
+    message: str
+    max_abs_err: float | None = None
+
+
+def _plain(t) -> bool:
+    return type(t) is torch.Tensor and not t.is_meta and t.layout == torch.strided
+
+
+def compare_tensor(expected, got, tol: float, what: str = "output") -> tuple[Mismatch | None, float | None]:
+    """(mismatch or None, max absolute error). ``expected`` may also be a non-tensor value."""
+    if not isinstance(expected, torch.Tensor):
+        if isinstance(got, torch.Tensor) or got != expected:
+            return Mismatch("output_mismatch", f"{what}: expected {expected!r}, got {got!r}"), None
+        return None, 0.0
+    if not _plain(got):
+        return Mismatch("output_mismatch", f"{what}: expected a plain torch.Tensor, got {type(got).__name__}"), None
+    if tuple(got.shape) != tuple(expected.shape):
+        return Mismatch("shape_mismatch", f"{what}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"), None
+    if got.dtype != expected.dtype:
+        return Mismatch("dtype_mismatch", f"{what}: expected dtype {expected.dtype}, got {got.dtype}"), None
+    if not expected.is_floating_point() and not expected.is_complex():
+        bad = (got != expected)
+        n_bad = int(bad.sum())
+        err = float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
+        if n_bad:
+            return Mismatch("output_mismatch", f"{what}: {n_bad} of {got.numel()} elements differ", err), err
+        return None, err
+    e64, g64 = expected.double(), got.double()
+    exp_finite = torch.isfinite(e64)
+    got_finite = torch.isfinite(g64)
+    if bool((exp_finite & ~got_finite).any()):
+        n = int((exp_finite & ~got_finite).sum())
+        return Mismatch("nonfinite", f"{what}: {n} non-finite values where the reference is finite", float("inf")), float("inf")
+    # where the reference itself is non-finite, the candidate must match it exactly (nan == nan)
+    same_nonfinite = torch.equal(e64[~exp_finite].nan_to_num(1.0, 2.0, -2.0), g64[~exp_finite].nan_to_num(1.0, 2.0, -2.0))
+    diff = (g64 - e64).abs()
+    diff = torch.where(exp_finite, diff, torch.zeros_like(diff))
+    max_err = float(diff.max()) if diff.numel() else 0.0
+    bad = diff > (tol + tol * e64.abs().where(exp_finite, torch.zeros_like(e64)))
+    n_bad = int(bad.sum())
+    if n_bad or not same_nonfinite:
+        return (
+            Mismatch(
+                "output_mismatch",
+                f"{what}: {n_bad} of {got.numel()} elements outside atol=rtol={tol:g} (max abs err {max_err:.3g})",
+                max_err,
+            ),
+            max_err,
+        )
+    return None, max_err
+
+
+def compare_outputs(expected: list, got: list, tol: float, what: str = "output") -> tuple[Mismatch | None, float]:
+    """Compare lists of outputs; the first mismatch wins, max error is over everything compared."""
+    if not isinstance(got, list) or len(got) != len(expected):
+        n = len(got) if isinstance(got, list) else type(got).__name__
+        return Mismatch("shape_mismatch", f"{what}: expected {len(expected)} output(s), got {n}"), float("nan")
+    worst = 0.0
+    for i, (e, g) in enumerate(zip(expected, got)):
+        name = what if len(expected) == 1 else f"{what}[{i}]"
+        mismatch, err = compare_tensor(e, g, tol, name)
+        if err is not None:
+            worst = max(worst, err)
+        if mismatch is not None:
+            return mismatch, worst if mismatch.max_abs_err is None else mismatch.max_abs_err
+    return None, worst
+
+
+def unchanged(before: list, after: list) -> str | None:
+    """None when every input is bit-identical after the call; else which one changed (THREATS #5)."""
+    if len(before) != len(after):
+        return "the number of inputs changed"
+    for i, (b, a) in enumerate(zip(before, after)):
+        if isinstance(b, torch.Tensor):
+            if not _plain(a) or a.shape != b.shape or a.dtype != b.dtype:
+                return f"input {i} was replaced"
+            if not torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) or not torch.equal(a.isnan(), b.isnan()):
+                return f"input {i} was modified in place"
+    return None

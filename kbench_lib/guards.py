@@ -1,0 +1,143 @@
+"""Cheat checks that add reasons to a verdict's ``flags`` (THREATS.md).
+
+Runtime checks (what the candidate did) live with the code that observes it: the worker (output
+types and aliasing, timer integrity, threads left running, unjoined streams) and the judge
+(outputs, inputs after the call, timed-output re-checks). This module holds the static checks on
+the source, parsed with ``ast``, and the checks on a finished verdict. A :class:`Policy` says which
+checks are on; a flagged result never counts as a speedup.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# modules whose use in a kernel candidate has no legitimate purpose here
+SUSPECT_MODULES = {
+    "gc": "introspects live objects (harness tampering)",
+    "inspect": "introspects frames and callers (harness tampering)",
+    "ctypes": "raw memory and native calls",
+    "socket": "network access",
+    "urllib": "network access",
+    "requests": "network access",
+    "http": "network access",
+    "subprocess": "starts processes",
+    "multiprocessing": "starts processes",
+    "threading": "background threads",
+    "concurrent": "background threads",
+    "signal": "signal handlers",
+    "pickle": "arbitrary deserialisation",
+}
+PATCHABLE_ROOTS = {"torch", "time", "F", "nn", "np", "numpy", "os", "sys", "builtins", "triton", "math"}
+SUSPECT_ATTRS = {
+    "_getframe": "reads the caller's frames",
+    "f_back": "reads the caller's frames",
+    "f_locals": "reads the caller's frames",
+    "f_globals": "reads the caller's frames",
+    "__subclasses__": "walks the class hierarchy",
+    "get_objects": "walks live objects",
+    "get_referrers": "walks live objects",
+    "_exit": "exits the process without cleanup",
+    "environ": "reads the environment",
+}
+
+
+@dataclass
+class Policy:
+    """Which checks run. All on by default (strict)."""
+
+    static: bool = True
+    custom_kernel_required: bool = True  # cuda/cpp/triton candidates must define or load a kernel
+    speed_of_light: bool = True
+    sol_margin: float = 0.9  # flag a time below margin * sol_ms (roofline estimates are not exact)
+    disabled: set = field(default_factory=set)  # individual flag names to ignore
+
+    def on(self, name: str) -> bool:
+        return name not in self.disabled
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("load_inline", "load"):
+                return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and backend == "triton":
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                if _dotted(target) in ("triton.jit", "triton.autotune", "jit"):
+                    return True
+    return False
+
+
+def static_flags(source: str, backend: str, policy: Policy | None = None) -> list[str]:
+    """Reasons to distrust a candidate found in its source (no execution)."""
+    policy = policy or Policy()
+    if not policy.static:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []  # the load stage reports it as a load_error
+    flags: list[str] = []
+
+    def add(name: str, why: str):
+        text = f"{name}: {why}"
+        if policy.on(name) and text not in flags:
+            flags.append(text)
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for n in names:
+                top = n.split(".")[0]
+                if top in SUSPECT_MODULES:
+                    add("suspect_import", f"imports {n} ({SUSPECT_MODULES[top]})")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and _root_name(t) in PATCHABLE_ROOTS:
+                    add("patches_library", f"assigns to {_dotted(t)} (monkey-patching torch, timers or settings)")
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and _root_name(node.args[0]) in PATCHABLE_ROOTS:
+                add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
+            if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__"):
+                add("dynamic_code", f"calls {f.id}() (code the judge cannot read)")
+            if isinstance(f, ast.Name) and f.id == "globals":
+                add("introspection", "calls globals()")
+        elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRS:
+            add("introspection", f"uses .{node.attr} ({SUSPECT_ATTRS[node.attr]})")
+    if policy.custom_kernel_required and backend in ("cuda", "cpp", "triton") and not _has_custom_kernel(tree, backend):
+        add("no_custom_kernel", f"a {backend} candidate that neither defines nor loads a kernel")
+    return flags
+
+
+def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
+    """Checks on a finished, correct verdict."""
+    policy = policy or Policy()
+    flags: list[str] = []
+    if (
+        policy.speed_of_light and policy.on("faster_than_light") and verdict.runtime_ms and verdict.sol_ms
+        and verdict.runtime_ms < policy.sol_margin * verdict.sol_ms
+    ):
+        flags.append(
+            f"faster_than_light: {verdict.runtime_ms:.4g} ms is below the roofline bound {verdict.sol_ms:.4g} ms for this problem"
+        )
+    return flags

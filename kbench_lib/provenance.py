@@ -1,0 +1,73 @@
+"""Where a number came from: device, driver, library versions, code version."""
+from __future__ import annotations
+
+import functools
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+import torch
+
+
+def resolve_device(device: str | None) -> str:
+    """``auto`` (or None) picks ``cuda`` when a GPU is visible, else ``cpu``."""
+    if device in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda was asked for, but torch sees no CUDA device here")
+    return device
+
+
+def device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def device_slug(device: str) -> str:
+    """A folder-friendly device name, e.g. ``nvidia-h100-80gb-hbm3`` or ``cpu-x86_64``."""
+    name = device_name(device) if device.startswith("cuda") else f"cpu-{platform.machine()}"
+    return re.sub(r"[^a-z0-9_]+", "-", name.lower()).strip("-")
+
+
+@functools.lru_cache(maxsize=None)
+def driver_version() -> str | None:
+    try:
+        r = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        )
+        return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else None
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def git_sha(repo: str | None = None) -> str | None:
+    repo = repo or str(Path(__file__).resolve().parent.parent)
+    try:
+        r = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10)
+        return r.stdout.strip() or None if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def triton_version() -> str | None:
+    try:
+        import triton
+
+        return triton.__version__
+    except Exception:  # noqa: BLE001 - triton is optional
+        return None
+
+
+def environment(device: str) -> dict:
+    return {
+        "device_name": device_name(device),
+        "torch_version": torch.__version__,
+        "cuda_version": torch.version.cuda,
+        "triton_version": triton_version(),
+        "driver": driver_version() if device.startswith("cuda") else None,
+        "git_sha": git_sha(),
+        "python_version": platform.python_version(),
+    }

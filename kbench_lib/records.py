@@ -1,0 +1,167 @@
+"""Verdict records: an append-only parquet dataset with an explicit schema.
+
+Layout: ``<root>/<run_id>/records/part-<ns>-<n>.parquet``, one small file per append, written to a
+temporary name and renamed, so a killed batch loses nothing already judged. The schema only ever
+gains columns: reading with :data:`SCHEMA` fills columns that older files lack with nulls.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+MAX_ERROR_CHARS = 4000
+
+SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("model", pa.string()),
+        ("strategy", pa.string()),
+        ("level", pa.string()),
+        ("problem", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("sample", pa.int32()),
+        ("turn", pa.int32()),
+        ("backend", pa.string()),
+        ("precision", pa.string()),
+        ("device", pa.string()),
+        ("device_name", pa.string()),
+        ("small", pa.bool_()),
+        ("compiled", pa.bool_()),
+        ("correct", pa.bool_()),
+        ("trusted", pa.bool_()),
+        ("failure", pa.string()),
+        ("flags", pa.list_(pa.string())),
+        ("message", pa.string()),
+        ("error", pa.string()),
+        ("max_abs_err", pa.float64()),
+        ("runtime_ms", pa.float64()),
+        ("runtime_std_ms", pa.float64()),
+        ("runtime_p10_ms", pa.float64()),
+        ("runtime_p90_ms", pa.float64()),
+        ("n_trials", pa.int32()),
+        ("baseline_eager_ms", pa.float64()),
+        ("baseline_compile_ms", pa.float64()),
+        ("speedup_eager", pa.float64()),
+        ("speedup_compile", pa.float64()),
+        ("sol_ms", pa.float64()),
+        ("n_kernels", pa.int32()),
+        ("custom_kernel_share", pa.float64()),
+        ("kernel_sha", pa.string()),
+        ("seeds_checked", pa.int32()),
+        ("variants_checked", pa.int32()),
+        ("seed", pa.int64()),
+        ("build_s", pa.float64()),
+        ("build_cached", pa.bool_()),
+        ("judge_s", pa.float64()),
+        ("network_isolated", pa.bool_()),
+        ("torch_version", pa.string()),
+        ("cuda_version", pa.string()),
+        ("triton_version", pa.string()),
+        ("driver", pa.string()),
+        ("git_sha", pa.string()),
+        ("timestamp", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+
+def truncate(text: str | None, limit: int = MAX_ERROR_CHARS) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-half:]
+
+
+def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=()) -> dict:
+    """A record row from a :class:`kbench_lib.judge.Verdict` (or its dict)."""
+    v = verdict if isinstance(verdict, dict) else verdict.to_dict()
+    stats = v.get("runtime_stats") or {}
+    env = v.get("env") or {}
+    return {
+        "run_id": run_id,
+        "model": model,
+        "strategy": strategy,
+        "level": v.get("level"),
+        "problem": v.get("problem"),
+        "tags": list(tags),
+        "sample": sample,
+        "turn": turn,
+        "backend": v.get("backend"),
+        "precision": v.get("precision"),
+        "device": v.get("device"),
+        "device_name": v.get("device_name"),
+        "small": v.get("small"),
+        "compiled": v.get("compiled"),
+        "correct": bool(v.get("correct")),
+        "trusted": bool(v.get("correct")) and not v.get("flags"),
+        "failure": v.get("failure"),
+        "flags": list(v.get("flags") or []),
+        "message": truncate(v.get("message")),
+        "error": truncate(v.get("error")),
+        "max_abs_err": v.get("max_abs_err"),
+        "runtime_ms": v.get("runtime_ms"),
+        "runtime_std_ms": stats.get("std_ms"),
+        "runtime_p10_ms": stats.get("p10_ms"),
+        "runtime_p90_ms": stats.get("p90_ms"),
+        "n_trials": stats.get("n_trials"),
+        "baseline_eager_ms": v.get("baseline_ms"),
+        "baseline_compile_ms": v.get("baseline_compile_ms"),
+        "speedup_eager": v.get("speedup"),
+        "speedup_compile": v.get("speedup_compile"),
+        "sol_ms": v.get("sol_ms"),
+        "n_kernels": v.get("n_kernels"),
+        "custom_kernel_share": v.get("custom_kernel_share"),
+        "kernel_sha": v.get("kernel_sha"),
+        "seeds_checked": v.get("seeds_checked"),
+        "variants_checked": v.get("variants_checked"),
+        "seed": v.get("seed"),
+        "build_s": v.get("build_s"),
+        "build_cached": v.get("build_cached"),
+        "judge_s": v.get("judge_s"),
+        "network_isolated": v.get("network_isolated"),
+        "torch_version": env.get("torch_version"),
+        "cuda_version": env.get("cuda_version"),
+        "triton_version": env.get("triton_version"),
+        "driver": env.get("driver"),
+        "git_sha": env.get("git_sha"),
+        "timestamp": _dt.datetime.now(_dt.timezone.utc),
+    }
+
+
+class RecordWriter:
+    """Appends rows to one run's part of the dataset; each append is durable on return."""
+
+    def __init__(self, root: str | Path, run_id: str):
+        self.root = Path(root)
+        self.run_id = run_id
+        self.dir = self.root / run_id / "records"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.count = 0
+
+    def append(self, rows: list[dict] | dict) -> Path:
+        rows = [rows] if isinstance(rows, dict) else rows
+        for r in rows:
+            r.setdefault("run_id", self.run_id)
+        table = pa.Table.from_pylist([{k: r.get(k) for k in SCHEMA.names} for r in rows], schema=SCHEMA)
+        name = f"part-{time.time_ns()}-{os.getpid()}-{self.count:05d}.parquet"
+        tmp = self.dir / f".{name}.tmp"
+        pq.write_table(table, tmp)
+        final = self.dir / name
+        os.replace(tmp, final)
+        self.count += 1
+        return final
+
+
+def read_records(root: str | Path, run_id: str | None = None):
+    """All records under ``root`` (or one run) as a pandas DataFrame, with the current schema."""
+    root = Path(root)
+    pattern = f"{run_id}/records/part-*.parquet" if run_id else "*/records/part-*.parquet"
+    files = sorted(str(p) for p in root.glob(pattern))
+    if not files:
+        return SCHEMA.empty_table().to_pandas()
+    return ds.dataset(files, schema=SCHEMA, format="parquet").to_table().to_pandas()

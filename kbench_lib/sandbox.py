@@ -1,0 +1,205 @@
+"""Running untrusted candidate code in its own process (THREATS #15, #19 and the faults list).
+
+WARNING: a candidate is arbitrary code written by a model. It runs here, in a fresh process that
+gets: a scrubbed environment built from an allow-list (no API keys, tokens, credentials or cloud
+settings), a private temporary directory as its cwd, HOME and TMPDIR, resource limits (no core
+files, bounded file sizes and open files), its own session (so a timeout kills it and every child
+it started), a wall-clock limit, and, where the OS allows, its own empty network namespace
+(``unshare --net``: no interface but a down loopback). Its stdout and stderr go through a pipe into
+a bounded log (the first and last 32 KiB are kept), so 100 MB of printing costs nothing but time.
+This is isolation against accidents and opportunistic cheats, not a security boundary against a
+kernel exploit: run untrusted batches inside a VM or container as well.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
+ALLOWED_PREFIXES = ("CUDA_", "NVIDIA_", "LC_", "NCCL_", "TORCH_CUDA_ARCH", "OMP_", "MKL_", "TRITON_")
+ALLOWED_NAMES = {
+    "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX",
+    "PYTHONPATH", "VIRTUAL_ENV", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+}
+LOG_KEEP = 32 * 1024
+
+
+def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment for untrusted code: only allow-listed names, never one that looks secret."""
+    base = os.environ if base is None else base
+    env = {}
+    for name, value in base.items():
+        upper = name.upper()
+        if any(m in upper for m in SECRET_MARKERS):
+            continue
+        if name in ALLOWED_NAMES or upper.startswith(ALLOWED_PREFIXES):
+            env[name] = value
+    for name, value in (extra or {}).items():
+        env[name] = value
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+@functools.lru_cache(maxsize=1)
+def netns_prefix() -> tuple[str, ...]:
+    """The command prefix that gives a process an empty network namespace here, or () if none."""
+    exe = shutil.which("unshare")
+    if not exe:
+        return ()
+    for prefix in ((exe, "--net"), (exe, "--user", "--map-root-user", "--net")):
+        try:
+            r = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return prefix
+    return ()
+
+
+def _limit_resources(max_file_bytes: int) -> None:  # runs in the child before exec
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), min(4096, hard)))
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+class BoundedLog:
+    """Keeps the first and last LOG_KEEP bytes of a stream, counting what it drops."""
+
+    def __init__(self, keep: int = LOG_KEEP):
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.keep:
+            take = self.keep - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.keep:
+                del self.tail[: len(self.tail) - self.keep]
+
+    def text(self) -> str:
+        dropped = self.total - len(self.head) - len(self.tail)
+        middle = f"\n[... {dropped} bytes of output dropped ...]\n" if dropped > 0 else ""
+        return (bytes(self.head) + middle.encode() + bytes(self.tail)).decode("utf-8", "replace")
+
+
+@dataclass
+class ProcessResult:
+    returncode: int | None
+    timed_out: bool
+    wall_s: float
+    log: str
+    messages: list
+    network_isolated: bool
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+
+def _pump(stream, sink: BoundedLog) -> None:
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        sink.feed(chunk)
+
+
+def _read_messages(fd: int, out: list) -> None:
+    """Reads newline-delimited JSON messages from the worker's message pipe."""
+    import json
+
+    buf = b""
+    with os.fdopen(fd, "rb") as f:
+        for line in f:
+            buf = line
+            try:
+                out.append(json.loads(buf))
+            except ValueError:
+                out.append({"event": "garbled", "raw": buf[:200].decode("utf-8", "replace")})
+            if len(out) > 10000:
+                break
+
+
+def run_isolated(
+    args: list[str],
+    *,
+    workdir: str,
+    timeout_s: float,
+    env_extra: dict[str, str] | None = None,
+    isolate_network: bool = True,
+    max_file_bytes: int = 16 << 30,
+) -> ProcessResult:
+    """Run ``python -m <args...>`` in ``workdir`` under the limits above.
+
+    The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``."""
+    os.makedirs(workdir, exist_ok=True)
+    tmp = os.path.join(workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    read_fd, write_fd = os.pipe()
+    env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
+    prefix = netns_prefix() if isolate_network else ()
+    cmd = [*prefix, sys.executable, *args]
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        pass_fds=(write_fd,),
+        start_new_session=True,
+        preexec_fn=functools.partial(_limit_resources, max_file_bytes),
+    )
+    os.close(write_fd)
+    log = BoundedLog()
+    messages: list = []
+    pump = threading.Thread(target=_pump, args=(proc.stdout, log), daemon=True)
+    reader = threading.Thread(target=_read_messages, args=(read_fd, messages), daemon=True)
+    pump.start()
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        # kill the whole session: the worker and anything it started (compilers, threads' children)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    pump.join(timeout=5)
+    reader.join(timeout=5)
+    return ProcessResult(
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        wall_s=time.monotonic() - started,
+        log=log.text(),
+        messages=messages,
+        network_isolated=bool(prefix),
+    )

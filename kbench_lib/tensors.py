@@ -1,0 +1,58 @@
+"""Small pure helpers over (nested) tensors: dtypes, moving, flattening, sizes."""
+from __future__ import annotations
+
+import torch
+
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+# Tolerances per precision (DESIGN.md): fp32 1e-4, bf16/fp16 1e-2, atol = rtol.
+TOLERANCE = {"fp32": 1e-4, "bf16": 1e-2, "fp16": 1e-2}
+
+
+def dtype_of(precision: str) -> torch.dtype:
+    try:
+        return PRECISIONS[precision]
+    except KeyError:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, not {precision!r}") from None
+
+
+def cast_floating(obj, dtype: torch.dtype):
+    """Cast every floating tensor in a list/tuple to ``dtype``; other values pass unchanged."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(dtype) if obj.is_floating_point() else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(cast_floating(o, dtype) for o in obj)
+    return obj
+
+
+def to_device(obj, device):
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(o, device) for o in obj)
+    return obj
+
+
+def as_output_list(out) -> list:
+    """A forward's result as a list (a single tensor becomes a one-element list)."""
+    if isinstance(out, (list, tuple)):
+        return list(out)
+    return [out]
+
+
+def nbytes(obj) -> int:
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (list, tuple)):
+        return sum(nbytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(nbytes(o) for o in obj.values())
+    return 0
+
+
+def clone_tensors(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(clone_tensors(o) for o in obj)
+    return obj

@@ -1,0 +1,338 @@
+"""The candidate's process: ``python -m kbench_lib.worker {build|run} JOBDIR``.
+
+WARNING: this process imports and runs untrusted code. It is started by :mod:`kbench_lib.sandbox`
+(scrubbed environment, private directory, limits, no network) and holds nothing worth stealing:
+no expected output, no comparison. It receives a job (``job.json`` and one ``case_<i>.pt`` per
+configuration and seed, written by the judge), runs ``ModelNew`` on each case's inputs, writes the
+raw outputs (and the inputs as they are after the call) to ``out/``, times the default configuration
+over a rotation of input sets, and reports events as JSON lines on the message pipe. The judge
+decides everything else.
+
+Everything this module relies on after the candidate is imported is bound before the import
+(torch functions, timers) and checked afterwards.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import threading
+import traceback
+
+import torch
+
+from . import timing  # binds the timer functions before any candidate code runs
+from .reference import set_flags
+from .tensors import as_output_list, dtype_of, to_device
+
+_Tensor = torch.Tensor
+_save = torch.save
+_load = torch.load
+_exit = os._exit
+_write = os.write
+_dumps = json.dumps
+MAX_TRACE = 4000
+
+
+class Channel:
+    """Newline-delimited JSON messages to the judge over an inherited pipe."""
+
+    def __init__(self):
+        fd = int(os.environ.pop("KBENCH_MSG_FD", "-1"))
+        self.fd = fd
+        if fd >= 0:
+            os.set_inheritable(fd, False)  # the candidate's own children never get it
+
+    def send(self, **msg) -> None:
+        if self.fd < 0:
+            return
+        data = (_dumps(msg, default=str) + "\n").encode()
+        while data:
+            n = _write(self.fd, data)
+            data = data[n:]
+
+
+def _trace(e: BaseException) -> str:
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return text[-MAX_TRACE:]
+
+
+def _is_build_error(e: BaseException) -> bool:
+    text = f"{type(e).__name__}: {e}"
+    markers = ("Error building extension", "ninja: build stopped", "CalledProcessError", "error: command", "CompilationError")
+    return any(m in text for m in markers) or type(e).__name__ in ("CalledProcessError", "CompilationError")
+
+
+def import_candidate(path: str):
+    spec = importlib.util.spec_from_file_location("kbench_candidate", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kbench_candidate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _failure_of(e: BaseException) -> str:
+    if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower():
+        return "oom"
+    if isinstance(e, MemoryError):
+        return "oom"
+    return "runtime_error"
+
+
+def poison_allocator(device: torch.device, nbytes: int) -> None:
+    """Fill memory the caching allocator will hand out next with NaN (THREATS #4, #18): an output
+    made with torch.empty and only partly written then holds NaN, not a stale answer."""
+    if device.type != "cuda" or nbytes <= 0:
+        return
+    free, _ = torch.cuda.mem_get_info(device)
+    n = min(nbytes, int(free * 0.5)) // 4
+    if n > 0:
+        block = torch.empty(n, dtype=torch.float32, device=device)
+        block.fill_(float("nan"))
+        del block  # back to the cache, not to the driver
+
+
+def _check_output(out, inputs) -> tuple[list | None, str | None, list[str]]:
+    """(outputs as plain tensors, error, flags). Only exact torch.Tensor with real storage passes."""
+    flags = []
+    outs = as_output_list(out)
+    for i, o in enumerate(outs):
+        if type(o) is not _Tensor:
+            return None, f"output {i} is a {type(o).__module__}.{type(o).__name__}, not a torch.Tensor", flags
+        if o.is_meta or o.layout != torch.strided:
+            return None, f"output {i} has no real strided storage ({o.layout}, meta={o.is_meta})", flags
+        try:
+            ptr = o.untyped_storage().data_ptr()
+        except Exception as e:  # noqa: BLE001 - anything odd about storage is the candidate's failure
+            return None, f"output {i} has no accessible storage: {e}", flags
+        for j, t in enumerate(inputs):
+            if isinstance(t, _Tensor) and t.numel() and ptr and t.untyped_storage().data_ptr() == ptr:
+                flags.append(f"output_aliases_input: output {i} shares storage with input {j}")
+    return outs, None, flags
+
+
+def _to_cpu(objs):
+    return [o.detach().to("cpu", copy=True) if isinstance(o, _Tensor) else o for o in objs]
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def run(mode: str, jobdir: str) -> int:
+    chan = Channel()
+    with open(os.path.join(jobdir, "job.json")) as f:
+        job = json.load(f)
+    device = torch.device(job["device"])
+    backward = job["task"] == "backward"
+    dtype = dtype_of(job["precision"])
+    set_flags()
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.empty(1, device=device)  # create the context before the candidate runs
+    threads_before = _threads()
+
+    chan.send(event="stage", stage="build" if mode == "build" else "load")
+    try:
+        module = import_candidate(job["candidate_path"])
+    except SyntaxError as e:
+        chan.send(event="failure", failure="load_error", message=f"syntax error in candidate: {e}")
+        return 0
+    except BaseException as e:  # noqa: BLE001 - the candidate's import may raise anything
+        if isinstance(e, SystemExit):
+            chan.send(event="failure", failure="load_error", message=f"candidate called sys.exit({e.code}) at import")
+            return 0
+        cat = "compile_error" if _is_build_error(e) else "load_error"
+        chan.send(event="failure", failure=cat, message=_trace(e))
+        return 0
+    if mode == "build":
+        chan.send(event="built")
+        return 0
+    ModelNew = getattr(module, "ModelNew", None)
+    if not isinstance(ModelNew, type) or not issubclass(ModelNew, torch.nn.Module):
+        chan.send(event="failure", failure="load_error", message="candidate defines no class ModelNew(nn.Module)")
+        return 0
+
+    outdir = os.path.join(jobdir, "out")
+    os.makedirs(outdir, exist_ok=True)
+    models: dict = {}
+
+    def make_model(case):
+        key = (case["config"], case["init_seed"])
+        if key in models:
+            return models[key]
+        torch.manual_seed(case["init_seed"])
+        try:
+            model = ModelNew(*case["init_inputs"])
+        except TypeError as e:
+            raise _LoadError(f"ModelNew(*init_inputs) failed: {e}") from e
+        model = model.to(device=device, dtype=dtype) if dtype != torch.float32 else model.to(device)
+        ref_state = case["state_dict"]
+        own = model.state_dict()
+        if set(own) == set(ref_state):
+            try:
+                model.load_state_dict(ref_state, strict=True)
+            except RuntimeError as e:
+                raise _LoadError(f"ModelNew's state_dict matches the reference's names but not its shapes: {e}") from e
+        models.clear()
+        models[key] = model
+        return model
+
+    flags: list[str] = []
+    cases = job["cases"]
+    for i, meta in enumerate(cases):
+        chan.send(event="stage", stage="correctness", case=i)
+        case = _load(os.path.join(jobdir, meta["file"]), weights_only=True)
+        try:
+            model = make_model(case)
+            inputs = to_device(case["inputs"], device)
+            if backward:
+                for t in inputs:
+                    if isinstance(t, _Tensor) and t.is_floating_point():
+                        t.requires_grad_(True)
+            poison_allocator(device, job.get("poison_bytes", 0))
+            set_flags()
+            if backward:
+                model.zero_grad(set_to_none=True)
+                out = model(*inputs)
+            else:
+                with torch.no_grad():
+                    out = model(*inputs)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            outs, err, out_flags = _check_output(out, inputs)
+            if err:
+                chan.send(event="failure", failure="output_mismatch", message=err, case=i)
+                return 0
+            flags.extend(f for f in out_flags if f not in flags)
+            record = {"outputs": _to_cpu(outs), "inputs_after": _to_cpu([t.detach() if isinstance(t, _Tensor) else t for t in inputs])}
+            if backward:
+                grads = [g.to(device) for g in case["grad_output"]]
+                if len(grads) != len(outs) or any(o.shape != g.shape for o, g in zip(outs, grads)):
+                    chan.send(event="failure", failure="shape_mismatch", message="output shapes differ from the reference's", case=i)
+                    return 0
+                torch.autograd.backward(outs, grads)
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
+                record["input_grads"] = [
+                    (t.grad.detach().cpu() if t.grad is not None else None) if isinstance(t, _Tensor) and t.is_floating_point() else None
+                    for t in inputs
+                ]
+                record["param_grads"] = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
+            _save(record, os.path.join(outdir, f"case_{i}.pt"))
+            del out, outs, record
+        except _LoadError as e:
+            chan.send(event="failure", failure="load_error", message=str(e), case=i)
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, SystemExit):
+                chan.send(event="failure", failure="crash", message=f"candidate called sys.exit({e.code})", case=i)
+                return 0
+            chan.send(event="failure", failure=_failure_of(e), message=_trace(e), case=i)
+            return 0
+        chan.send(event="case_done", case=i)
+
+    timed = [i for i, m in enumerate(cases) if m.get("timed")]
+    if timed and job.get("timing", {}).get("enabled", True):
+        chan.send(event="stage", stage="timing")
+        try:
+            flags.extend(_time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan))
+        except _LoadError as e:
+            chan.send(event="failure", failure="load_error", message=str(e))
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, SystemExit):
+                chan.send(event="failure", failure="crash", message=f"candidate called sys.exit({e.code})")
+                return 0
+            chan.send(event="failure", failure=_failure_of(e), message=_trace(e))
+            return 0
+
+    tampered = timing.tampered_bindings()
+    if tampered:
+        flags.append("timer_tampered: " + ", ".join(tampered))
+    threads_after = _threads()
+    if threads_after > threads_before:
+        flags.append(f"threads_started: {threads_after - threads_before} thread(s) still running after the calls")
+    chan.send(event="done", flags=flags)
+    return 0
+
+
+def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan) -> list[str]:
+    """Times the default configuration over a rotation of its input sets; keeps sampled outputs."""
+    tcfg = job.get("timing", {})
+    loaded = [_load(os.path.join(jobdir, cases[i]["file"]), weights_only=True) for i in timed]
+    model = make_model(loaded[0])
+    input_sets = [to_device(c["inputs"], device) for c in loaded]
+    grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
+    samples: dict[int, object] = {}
+    every = max(1, int(tcfg.get("recheck_every", 37)))
+
+    if backward:
+        for s in input_sets:
+            for t in s:
+                if isinstance(t, _Tensor) and t.is_floating_point():
+                    t.requires_grad_(True)
+        # each set carries its own upstream gradient as its last element
+        sets = [[*s, g] for s, g in zip(input_sets, grads)]
+
+        def call(*args):
+            model.zero_grad(set_to_none=True)
+            out = model(*args[:-1])
+            torch.autograd.backward(as_output_list(out), args[-1])
+            return out
+    else:
+        sets = input_sets
+
+        def call(*inputs):
+            with torch.no_grad():
+                return model(*inputs)
+
+    def keep(k, set_index, out):
+        if (k % every == every - 1) and set_index not in samples:
+            outs = as_output_list(out)
+            if all(type(o) is _Tensor for o in outs):
+                samples[set_index] = _to_cpu(outs)
+
+    set_flags()
+    result = timing.time_callable(
+        call,
+        sets,
+        device.type,
+        warmup_ms=tcfg.get("warmup_ms", 25.0),
+        min_trials=tcfg.get("min_trials", 100),
+        max_trials=tcfg.get("max_trials", 2000),
+        budget_s=tcfg.get("budget_s", 10.0),
+        target_rse=tcfg.get("target_rse", 0.005),
+        after_call=keep,
+    )
+    _save(
+        {"samples": {timed[j]: v for j, v in samples.items()}, "inputs_after": {timed[j]: _to_cpu([t.detach() if isinstance(t, _Tensor) else t for t in s]) for j, s in enumerate(input_sets)}},
+        os.path.join(outdir, "timing.pt"),
+    )
+    chan.send(event="timing", timing=result.as_dict())
+    return [f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream"] if result.unjoined_trials else []
+
+
+class _LoadError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    mode, jobdir = argv[0], argv[1]
+    try:
+        code = run(mode, jobdir)
+    except BaseException as e:  # noqa: BLE001 - the judge learns of it from the message pipe
+        sys.stderr.write(_trace(e))
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _exit(code)  # never wait for threads the candidate left behind
+
+
+if __name__ == "__main__":
+    main()

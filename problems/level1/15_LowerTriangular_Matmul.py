@@ -1,0 +1,34 @@
+"""Product of two lower-triangular N x N matrices, with the result masked to its lower triangle by tril."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "gemm", "tril", "triangular"]
+
+N = 4096
+
+VARIANTS = [
+    dict(N=3001),
+    dict(N=5003),
+]
+SMALL = dict(N=64)
+SMALL_VARIANTS = [
+    dict(N=37),
+    dict(N=91),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.tril(torch.matmul(a, b))
+
+
+def get_inputs():
+    return [torch.tril(torch.randn(N, N)), torch.tril(torch.randn(N, N))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,34 @@
+"""Product of two upper-triangular N x N matrices, with the result masked to its upper triangle by triu."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "gemm", "triu", "triangular"]
+
+N = 3072
+
+VARIANTS = [
+    dict(N=2049),
+    dict(N=4999),
+]
+SMALL = dict(N=48)
+SMALL_VARIANTS = [
+    dict(N=29),
+    dict(N=75),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.triu(torch.matmul(a, b))
+
+
+def get_inputs():
+    return [torch.triu(torch.randn(N, N)), torch.triu(torch.randn(N, N))]
+
+
+def get_init_inputs():
+    return []

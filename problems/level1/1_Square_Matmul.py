@@ -1,0 +1,34 @@
+"""Square dense matrix multiplication C = A @ B of two N x N matrices."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "gemm", "square"]
+
+N = 4096
+
+VARIANTS = [
+    dict(N=3071),
+    dict(N=5003),
+]
+SMALL = dict(N=64)
+SMALL_VARIANTS = [
+    dict(N=37),
+    dict(N=91),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+def get_inputs():
+    return [torch.randn(N, N), torch.randn(N, N)]
+
+
+def get_init_inputs():
+    return []

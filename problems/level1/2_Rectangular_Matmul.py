@@ -1,0 +1,36 @@
+"""Rectangular dense matrix multiplication C = A @ B with A of shape (M, K) and B of shape (K, N)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "gemm", "rectangular"]
+
+M = 3072
+K = 4096
+N = 2048
+
+VARIANTS = [
+    dict(M=1999, K=5003, N=2561),
+    dict(M=4100, K=1536, N=3001),
+]
+SMALL = dict(M=48, K=80, N=40)
+SMALL_VARIANTS = [
+    dict(M=33, K=71, N=19),
+    dict(M=65, K=23, N=97),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []

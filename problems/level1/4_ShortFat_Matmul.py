@@ -1,0 +1,36 @@
+"""Short-fat matrix multiplication: a few-row (M, K) matrix times a very wide (K, N) matrix."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "gemm", "short_fat"]
+
+M = 256
+K = 768
+N = 98304
+
+VARIANTS = [
+    dict(M=129, K=1000, N=70001),
+    dict(M=320, K=513, N=131071),
+]
+SMALL = dict(M=8, K=24, N=1024)
+SMALL_VARIANTS = [
+    dict(M=5, K=19, N=777),
+    dict(M=11, K=33, N=1501),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,37 @@
+"""Batched matrix multiplication (bmm) of a stack of (M, K) matrices with a stack of (K, N) matrices."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TAGS = ["matmul", "bmm", "batched"]
+
+BATCH = 128
+M = 512
+K = 768
+N = 384
+
+VARIANTS = [
+    dict(BATCH=97, M=333, K=1025, N=511),
+    dict(BATCH=384, M=127, K=640, N=255),
+]
+SMALL = dict(BATCH=4, M=16, K=24, N=12)
+SMALL_VARIANTS = [
+    dict(BATCH=5, M=19, K=17, N=13),
+    dict(BATCH=7, M=13, K=21, N=11),
+]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, M, K), torch.randn(BATCH, K, N)]
+
+
+def get_init_inputs():
+    return []
