@@ -47,19 +47,20 @@ def detect_backend(source: str) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return "torch"
-    for call in _calls(tree, "load_inline"):
-        if any(kw.arg == "cuda_sources" for kw in call.keywords) or len(call.args) >= 3:
-            return "cuda"
-    if any(True for _ in _calls(tree, "load_inline")) or any(True for _ in _calls(tree, "load")):
-        if "__global__" in source or "cuda" in source.lower() and "<<<" in source:
-            return "cuda"
-        return "cpp"
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in node.decorator_list:
                 target = d.func if isinstance(d, ast.Call) else d
                 if isinstance(target, ast.Attribute) and target.attr in ("jit", "autotune") and isinstance(target.value, ast.Name) and target.value.id == "triton":
                     return "triton"
+    builds = list(_calls(tree, "load_inline")) + [c for c in _calls(tree, "load") if any(k.arg == "sources" for k in c.keywords)]
+    for call in builds:
+        if any(kw.arg == "cuda_sources" for kw in call.keywords) or len(call.args) >= 3:
+            return "cuda"
+        if any(kw.arg == "sources" for kw in call.keywords) and (".cu" in source or "__global__" in source):
+            return "cuda"
+    if builds:
+        return "cpp"
     return "torch"
 
 

@@ -76,7 +76,7 @@ def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
         if isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if name in ("load_inline", "load"):
+            if name == "load_inline" or (name == "load" and any(k.arg == "sources" for k in node.keywords)):
                 return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and backend == "triton":
             for d in node.decorator_list:

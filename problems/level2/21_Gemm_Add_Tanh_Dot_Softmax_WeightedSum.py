@@ -1,9 +1,9 @@
-"""Additive (Bahdanau) attention weights: projection of the encoder states, addition of the projected decoder query, tanh, dot product with a learned score vector, and softmax over the sequence."""
+"""Additive (Bahdanau) attention context: projection of the encoder states, addition of the projected decoder query, tanh, dot product with a learned score vector, softmax over the sequence, and the attention-weighted sum of the encoder states."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TAGS = ["gemm", "add", "tanh", "dot", "sum", "softmax", "attention"]
+TAGS = ["gemm", "add", "tanh", "dot", "sum", "softmax", "bmm", "attention"]
 
 BATCH = 32
 SEQ_LEN = 2048
@@ -25,12 +25,13 @@ class Model(nn.Module):
     def __init__(self, enc_dim, attn_dim):
         super().__init__()
         self.key_proj = nn.Linear(enc_dim, attn_dim, bias=False)
-        self.score = nn.Parameter(torch.randn(attn_dim) * (2.0 / attn_dim ** 0.5))
+        self.score = nn.Parameter(torch.randn(attn_dim) * (3.0 / attn_dim ** 0.5))
 
     def forward(self, encoder_states, query_proj):
         e = torch.tanh(self.key_proj(encoder_states) + query_proj.unsqueeze(1))
         scores = (e * self.score).sum(dim=-1)
-        return F.softmax(scores, dim=-1)
+        alpha = F.softmax(scores, dim=-1)
+        return torch.bmm(alpha.unsqueeze(1), encoder_states).squeeze(1)
 
 
 def get_inputs():

@@ -1,0 +1,184 @@
+"""The ``kbench`` command line.
+
+    kbench eval PROBLEM_FILE CANDIDATE_FILE [--backend ...] [--device ...] [--precision ...] [--json]
+    kbench run  PROBLEMS [--model reference|torch-compile|folder:PATH] [--run-id ID] ...
+    kbench lint PATH [--small] [--device ...] [--json]
+    kbench index [PROBLEMS] [--out problems/index.csv]
+
+``eval`` exits 0 whenever a verdict was reached (correct or not) and non-zero only when the judge
+itself could not run; with ``--json`` the last line on stdout is the verdict as one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _judge_options(a):
+    from .judge import JudgeOptions
+
+    return JudgeOptions(
+        device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
+        build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, timing=not a.no_timing,
+        timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline,
+    )
+
+
+def _add_judge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto", help="cuda, cpu or auto (default: cuda when available)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--small", dest="small", action="store_true", default=None, help="use SMALL configurations (default on the CPU)")
+    size.add_argument("--full", dest="small", action="store_false", help="use full-size configurations (default on a GPU)")
+    p.add_argument("--seeds", type=int, default=5, help="fresh input sets for the default configuration (default 5)")
+    p.add_argument("--seed", type=int, default=None, help="base seed (default: drawn fresh each time)")
+    p.add_argument("--build-timeout", type=float, default=300.0, help="seconds (default 300)")
+    p.add_argument("--run-timeout", type=float, default=180.0, help="seconds per candidate (default 180)")
+    p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most (default 10)")
+    p.add_argument("--no-timing", action="store_true", help="check correctness only")
+    p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
+
+
+def cmd_eval(a) -> int:
+    from .candidates import load_candidate
+    from .judge import JudgeError, judge
+    from .problems import ProblemError, load_problem
+
+    try:
+        problem = load_problem(a.problem)
+        candidate = load_candidate(a.candidate, a.backend)
+    except (ProblemError, OSError, ValueError) as e:
+        print(f"kbench eval: {e}", file=sys.stderr)
+        return 2
+    try:
+        verdict = judge(problem, candidate, _judge_options(a))
+    except JudgeError as e:
+        print(f"kbench eval: the judge could not run: {e}", file=sys.stderr)
+        return 3
+    d = verdict.to_dict()
+    if a.json:
+        print(json.dumps(d, default=str))
+    else:
+        status = "CORRECT" if verdict.correct else f"FAILED ({verdict.failure})"
+        print(f"{problem.key}  [{candidate.backend} on {verdict.device_name}, {verdict.precision}]  {status}")
+        if verdict.message:
+            print(f"  {verdict.message.strip()[:2000]}")
+        for f in verdict.flags:
+            print(f"  FLAG {f}")
+        if verdict.runtime_ms is not None:
+            print(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   speedup {verdict.speedup:.3f}x")
+        if verdict.speedup_compile is not None:
+            print(f"  torch.compile {verdict.baseline_compile_ms:.4f} ms   speedup {verdict.speedup_compile:.3f}x")
+        print(f"  checked {verdict.seeds_checked} seeds and {verdict.variants_checked} variants; max abs err {verdict.max_abs_err}")
+    return 0
+
+
+def cmd_run(a) -> int:
+    from .problems import discover_with_errors
+    from .runner import RUNS_ROOT, run_batch
+
+    problems, errors = discover_with_errors(a.problems)
+    for path, err in errors:
+        print(f"kbench run: skipping malformed problem {path}: {err}", file=sys.stderr)
+    if a.filter:
+        problems = [p for p in problems if any(f in p.key for f in a.filter)]
+    if a.limit:
+        problems = problems[: a.limit]
+    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet)
+    n_ok = sum(r["trusted"] for r in rows)
+    print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
+    if a.json:
+        print(json.dumps({"run_id": run_id, "n": len(rows), "trusted": n_ok}))
+    return 0
+
+
+def cmd_lint(a) -> int:
+    from tqdm.auto import tqdm
+
+    from .lint import lint_problem, summarize
+    from .problems import discover_with_errors
+    from .provenance import resolve_device
+
+    device = resolve_device(a.device)
+    small = a.small if a.small is not None else not device.startswith("cuda")
+    problems, errors = discover_with_errors(a.path)
+    reports = []
+    for p in tqdm(problems, desc="lint", unit="problem", disable=a.quiet or a.json):
+        reports.append(lint_problem(p, device=device, small=small, require_extensions=not a.upstream, lowp=not a.no_lowp))
+    summary = summarize(reports)
+    for path, err in errors:
+        summary["total"] += 1
+        summary["failed"] += 1
+        summary["failures"].append({"problem": str(path), "config": "-", "check": "loads", "reason": str(err)})
+    if not a.json:
+        for f in summary["failures"]:
+            print(f"FAIL {f['problem']} [{f['config']}] {f['check']}: {f['reason']}")
+        print(f"{summary['total']} problems, {summary['failed']} failed")
+    else:
+        print(json.dumps(summary, default=str))
+    return 1 if summary["failed"] and a.strict else 0
+
+
+def cmd_index(a) -> int:
+    from .roofline import write_index
+
+    df = write_index(a.problems, a.out)
+    print(f"wrote {len(df)} problems to {a.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("eval", help="judge one candidate against one problem")
+    p.add_argument("problem")
+    p.add_argument("candidate")
+    p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None, help="default: detected from the source")
+    p.add_argument("--json", action="store_true")
+    _add_judge_args(p)
+    p.set_defaults(fn=cmd_eval)
+
+    p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
+    p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
+    p.add_argument("--model", default="reference", help="reference, torch-compile or folder:PATH")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("--runs-root", default=None)
+    p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true")
+    _add_judge_args(p)
+    p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("lint", help="validate problem files")
+    p.add_argument("path")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--small", dest="small", action="store_true", default=None)
+    size.add_argument("--full", dest="small", action="store_false")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--upstream", action="store_true", help="plain KernelBench files: do not require kbench's extensions")
+    p.add_argument("--no-lowp", action="store_true", help="skip the bf16/fp16 conditioning report")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any problem fails")
+    p.set_defaults(fn=cmd_lint)
+
+    p = sub.add_parser("index", help="write the problem index (tags, variants, FLOPs, bytes)")
+    p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
+    p.add_argument("--out", default=str(REPO / "problems" / "index.csv"))
+    p.set_defaults(fn=cmd_index)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
