@@ -191,7 +191,7 @@ def find_problem(root: str | Path, key: str) -> Problem:
     p = Path(key)
     if p.suffix == ".py" and p.exists():
         return load_problem(p)
-    for prob in discover(root):
+    for prob in discover_with_errors(root)[0]:
         if key in (prob.key, prob.path.stem, f"{prob.level}/{prob.number}"):
             return prob
     raise ProblemError(f"no problem {key!r} under {root}")

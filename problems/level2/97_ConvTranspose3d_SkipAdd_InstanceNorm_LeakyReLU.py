@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TAGS = ["conv_transpose3d", "residual", "add", "instancenorm", "leaky_relu"]
+TAGS = ["conv_transpose3d", "residual", "instancenorm", "leaky_relu"]
 
 BATCH = 4
 IN_CHANNELS = 128

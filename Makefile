@@ -1,0 +1,56 @@
+# kbench: two commands on a fresh machine with Python 3.10-3.12 and a C++ compiler.
+#   make run    set up (first time), then judge the offline models and render notebooks/01_evaluate
+#   make test   set up (first time), then the whole test suite (unit, end-to-end, lint, notebooks)
+#
+# The torch requirement is a variable so that a machine without a GPU never downloads CUDA wheels:
+# without nvidia-smi it defaults to the CPU build pinned below; point TORCH_INDEX at
+# https://download.pytorch.org/whl/cpu on machines whose package index has no CPU build of it.
+PYTHON      ?= python3
+VENV        ?= .venv
+PY          := $(VENV)/bin/python
+HAS_GPU     := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
+TORCH       ?= $(if $(HAS_GPU),torch>=2.4,torch==2.13.0)
+TORCH_INDEX ?=
+KERNEL      ?= kbench
+RUN_ID      ?= run-$(shell date +%Y%m%d-%H%M%S)
+# model -> number of problems (0 = all); the CPU default keeps `make run` under ten minutes
+RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0, "torch-compile": 0},{"reference": 0, "torch-compile": 2})
+RUNS        := results/runs
+PYTEST_ARGS ?=
+
+.PHONY: setup run test test-unit test-notebooks lint-problems index gpu-test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
+	$(PY) -m pip install -q -e '.[test,lab]'
+	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (kbench)" >/dev/null
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	mkdir -p $(RUNS)/$(RUN_ID)
+	$(VENV)/bin/papermill notebooks/01_evaluate.ipynb $(RUNS)/$(RUN_ID)/01_evaluate.ipynb -k $(KERNEL) \
+	  --cwd notebooks -p run_id $(RUN_ID) -y '{"models": $(RUN_MODELS)}'
+	@echo "executed notebook, records and figures: $(RUNS)/$(RUN_ID)/"
+
+test: setup test-unit lint-problems test-notebooks
+
+test-unit: setup
+	$(PY) -m pytest tests -q $(PYTEST_ARGS)
+
+lint-problems: setup
+	$(VENV)/bin/kbench lint problems --small --strict --quiet
+
+test-notebooks: setup
+	$(PY) -m pytest -q --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200 notebooks -p no:cacheprovider
+
+index: setup
+	$(VENV)/bin/kbench index problems --out problems/index.csv
+
+gpu-test:
+	python3 -m pytest tests -q -m gpu $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache

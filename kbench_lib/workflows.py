@@ -1,0 +1,78 @@
+"""What the notebooks call: each function one step of a notebook, so cells hold no logic."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from . import metrics, plots
+from .judge import JudgeOptions
+from .models import get_model
+from .problems import Problem, discover_with_errors
+from .provenance import resolve_device
+from .records import read_records
+from .runner import RUNS_ROOT, new_run_id, run_batch
+
+REPO = Path(__file__).resolve().parent.parent
+BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cpp", "torch")}
+
+
+def runnable_backends(device: str) -> tuple[str, ...]:
+    return BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
+
+
+def select_problems(problems_dir, model: str, device: str, levels=None, limit: int | None = None) -> list[Problem]:
+    """Problems under ``problems_dir`` (in ``levels``) for which ``model`` has a candidate that can
+    run on ``device``; the first ``limit`` of them (all when limit is None or 0)."""
+    problems, _ = discover_with_errors(problems_dir or REPO / "problems")
+    if levels:
+        problems = [p for p in problems if p.level in levels]
+    generate = get_model(model, runnable_backends(device))
+    chosen = [p for p in problems if any(s.candidate is not None for s in generate(p))]
+    return chosen[:limit] if limit else chosen
+
+
+def evaluate(
+    models: dict,
+    problems_dir=None,
+    device: str = "auto",
+    levels=None,
+    run_id: str | None = None,
+    runs_root=None,
+    small: bool | None = None,
+    precision: str = "fp32",
+    seeds: int = 5,
+    timing_budget_s: float = 10.0,
+    compile_baseline: bool = False,
+) -> tuple[str, pd.DataFrame]:
+    """Judge every model's candidates (``models`` maps a model name to a problem limit, 0 = all)
+    and return the run's records."""
+    device = resolve_device(device)
+    run_id = run_id or new_run_id()
+    root = Path(runs_root or RUNS_ROOT)
+    opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s, compile_baseline=compile_baseline)
+    for model, limit in models.items():
+        chosen = select_problems(problems_dir, model, device, levels, limit)
+        run_batch(chosen, model, run_id=run_id, runs_root=root, opts=opts, backends=runnable_backends(device))
+    return run_id, read_records(root, run_id)
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    cols = ["model", "problem", "backend", "correct", "failure", "flags", "runtime_ms", "baseline_eager_ms", "speedup_eager", "speedup_compile", "max_abs_err"]
+    return df[cols].sort_values(["model", "problem"]).reset_index(drop=True)
+
+
+def failures(df: pd.DataFrame) -> pd.DataFrame:
+    bad = df[~metrics.trusted(df)]
+    return bad[["model", "problem", "backend", "failure", "flags", "message"]].reset_index(drop=True)
+
+
+def figures(df: pd.DataFrame, out_dir) -> dict:
+    """Draws and saves the run's figures (PDF and PNG); returns {name: [paths]}."""
+    out_dir = Path(out_dir)
+    made = {}
+    if len(df):
+        made["speedup_eager"] = plots.save(plots.speedup_plot(df, "eager"), out_dir / "speedup_eager")
+        made["fast_p_eager"] = plots.save(plots.fast_p_curve(df, "eager"), out_dir / "fast_p_eager")
+        made["outcomes"] = plots.save(plots.outcome_bars(df), out_dir / "outcomes")
+    return made

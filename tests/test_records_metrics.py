@@ -1,0 +1,59 @@
+import math
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from kbench_lib import metrics
+from kbench_lib.records import SCHEMA, RecordWriter, read_records, truncate
+
+
+def _row(problem, correct=True, flags=(), s_eager=2.0, s_compile=None, model="m"):
+    return {"model": model, "problem": problem, "level": "level1", "correct": correct, "flags": list(flags),
+            "speedup_eager": s_eager if correct else None, "speedup_compile": s_compile, "failure": None if correct else "output_mismatch",
+            "sample": 0}
+
+
+def test_append_and_read_back(tmp_path):
+    w = RecordWriter(tmp_path, "r1")
+    w.append(_row("a"))
+    w.append([_row("b", correct=False), _row("c", flags=["x"])])
+    df = read_records(tmp_path, "r1")
+    assert sorted(df["problem"]) == ["a", "b", "c"]
+    assert list(df.columns) == SCHEMA.names
+    assert (df["run_id"] == "r1").all()
+    assert len(read_records(tmp_path)) == 3
+
+
+def test_schema_only_gains_columns(tmp_path):
+    """A file written before a column existed still reads, with nulls there."""
+    d = tmp_path / "old" / "records"
+    d.mkdir(parents=True)
+    old = pa.table({"run_id": ["old"], "problem": ["p"], "correct": [True]})
+    pq.write_table(old, d / "part-0.parquet")
+    df = read_records(tmp_path, "old")
+    assert df.loc[0, "problem"] == "p" and pd.isna(df.loc[0, "speedup_eager"])
+
+
+def test_truncate():
+    assert truncate("abc", 10) == "abc"
+    t = truncate("a" * 100 + "b" * 100, 20)
+    assert t.startswith("a" * 10) and t.endswith("b" * 10) and "cut" in t
+
+
+def test_fast_p_and_geomean():
+    df = pd.DataFrame([_row("a", s_eager=2.0), _row("b", s_eager=0.5), _row("c", correct=False), _row("d", flags=["cheat"], s_eager=100.0)])
+    assert metrics.correctness_rate(df) == 0.75
+    assert metrics.fast_p(df, 0.0) == 0.5
+    assert metrics.fast_p(df, 1.0) == 0.25  # the flagged 100x never counts
+    assert metrics.geomean_speedup(df) == pytest.approx(1.0)  # sqrt(2 * 0.5)
+    assert math.isnan(metrics.geomean_speedup(df, "compile"))
+    s = metrics.summary(df)
+    assert s.loc[0, "n"] == 4 and s.loc[0, "flagged"] == 0.25
+
+
+def test_failure_counts():
+    df = pd.DataFrame([_row("a"), _row("b", correct=False), _row("d", flags=["x"])])
+    c = metrics.failure_counts(df)
+    assert c.loc["m", "trusted"] == 1 and c.loc["m", "output_mismatch"] == 1 and c.loc["m", "flagged"] == 1
