@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import sys
 import threading
 import traceback
@@ -269,7 +270,11 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
     input_sets = [to_device(c["inputs"], device) for c in loaded]
     grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
     samples: dict[int, object] = {}
-    every = max(1, int(tcfg.get("recheck_every", 37)))
+    # which timed call of each input set is re-checked: drawn at random, never the warm-up
+    rng = random.Random(os.urandom(8))
+    n_sets = len(input_sets)
+    rounds = max(1, (int(tcfg.get("min_trials", 100)) - 1) // n_sets)
+    pick = {j + n_sets * rng.randint(1, rounds) if rounds > 1 else j for j in range(n_sets)}
 
     if backward:
         for s in input_sets:
@@ -292,7 +297,7 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
                 return model(*inputs)
 
     def keep(k, set_index, out):
-        if (k % every == every - 1) and set_index not in samples:
+        if k in pick and set_index not in samples:
             outs = as_output_list(out)
             if all(type(o) is _Tensor for o in outs):
                 samples[set_index] = _to_cpu(outs)

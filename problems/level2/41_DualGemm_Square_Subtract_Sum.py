@@ -34,7 +34,9 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(BATCH, NUM_FEATURES)]
+    # dense-encoded sparse feature vectors: about 10% of the features are active per sample
+    active = (torch.rand(BATCH, NUM_FEATURES) < 0.1).float()
+    return [torch.randn(BATCH, NUM_FEATURES) * 2.0 * active]
 
 
 def get_init_inputs():

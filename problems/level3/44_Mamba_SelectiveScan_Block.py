@@ -7,14 +7,14 @@ import torch.nn.functional as F
 TAGS = ["ssm", "mamba", "selective_scan", "scan", "loop", "conv1d", "depthwise", "softplus", "silu", "exp", "gemm", "einsum"]
 
 BATCH = 8
-SEQ_LEN = 384
+SEQ_LEN = 256
 D_MODEL = 512
 EXPAND = 2
 D_STATE = 16
 D_CONV = 4
 
 VARIANTS = [
-    dict(BATCH=3, SEQ_LEN=509, D_MODEL=768, EXPAND=2, D_STATE=16, D_CONV=4),
+    dict(BATCH=3, SEQ_LEN=257, D_MODEL=768, EXPAND=2, D_STATE=16, D_CONV=4),
     dict(BATCH=16, SEQ_LEN=200, D_MODEL=320, EXPAND=3, D_STATE=24, D_CONV=3),
 ]
 SMALL = dict(BATCH=2, SEQ_LEN=12, D_MODEL=16, EXPAND=2, D_STATE=8, D_CONV=4)

@@ -31,6 +31,9 @@ class Model(nn.Module):
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
+        with torch.no_grad():  # trained-model-like feature contrast instead of near-uniform weights at default init
+            self.q_proj.weight.mul_(2.5)
+            self.k_proj.weight.mul_(2.5)
         self.out_proj = nn.Linear(d_model, d_model)
 
     def forward(self, x):

@@ -31,6 +31,9 @@ class Attention(nn.Module):
         self.head_dim = q_dim // num_heads
         self.to_q = nn.Linear(q_dim, q_dim, bias=False)
         self.to_kv = nn.Linear(kv_dim, 2 * q_dim, bias=False)
+        with torch.no_grad():  # trained-model-like attention sharpness: score std ~2 instead of ~0.3 at default init
+            self.to_q.weight.mul_(2.5)
+            self.to_kv.weight[:q_dim].mul_(2.5)
         self.to_out = nn.Linear(q_dim, q_dim)
 
     def forward(self, x, context):

@@ -15,7 +15,8 @@ _cpp = "torch::Tensor diag_matmul(torch::Tensor a, torch::Tensor b);"
 
 _cuda = r"""
 #include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
 
 // Vectorised path: M % 4 == 0 and 16-byte aligned base pointers.
 __global__ void diag_scale_vec4(const float* __restrict__ a, const float4* __restrict__ b,
@@ -53,7 +54,7 @@ torch::Tensor diag_matmul(torch::Tensor a, torch::Tensor b) {
     const int64_t n = bc.size(0), m = bc.size(1);
     auto out = torch::empty({n, m}, bc.options());
     if (n == 0 || m == 0) return out;
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     const int threads = 256;
     const bool vec = (m % 4 == 0) &&
         (reinterpret_cast<uintptr_t>(bc.data_ptr<float>()) % 16 == 0) &&

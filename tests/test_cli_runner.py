@@ -1,0 +1,78 @@
+"""The CLI contract (DESIGN.md) and batches that survive bad input."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kbench_lib.judge import JudgeOptions
+from kbench_lib.problems import discover_with_errors
+from kbench_lib.records import read_records
+from kbench_lib.runner import run_batch
+
+pytestmark = pytest.mark.slow
+CONTRACT = {"problem", "correct", "failure", "flags", "runtime_ms", "baseline_ms", "speedup", "max_abs_err", "seeds_checked", "variants_checked"}
+
+
+def _kbench(*args):
+    r = subprocess.run([sys.executable, "-m", "kbench_lib.cli", *args], capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_eval_json_correct_and_wrong(fixtures):
+    prob = str(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    code, out, err = _kbench("eval", prob, str(fixtures / "candidates" / "scale_add_relu_triton.py"), "--backend", "triton",
+                             "--device", "cpu", "--json", "--timing-budget", "0.2")
+    assert code == 0, err
+    v = json.loads(out.strip().splitlines()[-1])
+    assert CONTRACT <= set(v)
+    assert v["correct"] is True and v["flags"] == [] and v["failure"] is None and v["speedup"] > 0
+    code, out, _ = _kbench("eval", prob, str(fixtures / "candidates" / "scale_add_relu_wrong.py"), "--device", "cpu", "--json", "--no-timing")
+    v = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and v["correct"] is False and v["failure"] == "output_mismatch"
+
+
+def test_eval_exit_status_when_the_judge_cannot_run(fixtures, tmp_path):
+    cand = str(fixtures / "candidates" / "scale_add_relu_wrong.py")
+    code, _, err = _kbench("eval", str(tmp_path / "missing.py"), cand, "--device", "cpu")
+    assert code != 0 and "cannot read" in err
+    broken = tmp_path / "1_Broken.py"
+    broken.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x.nope()\n"
+                      "def get_inputs():\n    return [torch.randn(3)]\ndef get_init_inputs():\n    return []\n")
+    code, _, err = _kbench("eval", str(broken), cand, "--device", "cpu")
+    assert code == 3 and "reference model" in err
+
+
+def test_batch_goes_on_and_records_everything(fixtures, tmp_path):
+    probs = tmp_path / "problems" / "level1"
+    probs.mkdir(parents=True)
+    src = (fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py").read_text()
+    (probs / "1_Scale_Add_ReLU.py").write_text(src)
+    (probs / "2_Broken_Reference.py").write_text(src.replace("torch.relu(a * self.scale + b)", "a.nope()"))
+    (probs / "3_Malformed.py").write_text("class Model(:\n")
+    cands = tmp_path / "cands" / "level1"
+    cands.mkdir(parents=True)
+    (cands / "1_Scale_Add_ReLU.py").write_text((fixtures / "candidates" / "scale_add_relu_wrong.py").read_text())
+    (cands / "1_Scale_Add_ReLU__b.py").write_text((fixtures / "bad_candidates" / "syntax_error.py").read_text())
+    (cands / "1_Scale_Add_ReLU__c.py").write_text((fixtures / "bad_candidates" / "segfault.py").read_text())
+    (cands / "2_Broken_Reference.py").write_text((fixtures / "candidates" / "scale_add_relu_wrong.py").read_text())
+    problems, errors = discover_with_errors(tmp_path / "problems")
+    assert len(errors) == 1
+    opts = JudgeOptions(device="cpu", timing=False)
+    run_id, rows = run_batch(problems, f"folder:{tmp_path / 'cands'}", run_id="t1", runs_root=tmp_path / "runs", opts=opts, progress=False)
+    failures = sorted(r["failure"] for r in rows)
+    assert failures == ["crash", "judge_error", "load_error", "output_mismatch"]
+    df = read_records(tmp_path / "runs", "t1")
+    assert len(df) == 4
+    # resuming the same run judges nothing twice
+    _, again = run_batch(problems, f"folder:{tmp_path / 'cands'}", run_id="t1", runs_root=tmp_path / "runs", opts=opts, progress=False)
+    assert again == [] and len(read_records(tmp_path / "runs", "t1")) == 4
+
+
+def test_torch_compile_model_source_is_a_valid_candidate(scale_add_relu):
+    from kbench_lib.candidates import detect_backend
+    from kbench_lib.models import compile_source
+
+    src = compile_source(scale_add_relu)
+    compile(src, "c.py", "exec")
+    assert "class ModelNew(Model)" in src and detect_backend(src) == "torch"

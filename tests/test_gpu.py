@@ -1,0 +1,77 @@
+"""GPU end to end: CUDA and Triton candidates, judged at full size. Run on the GPU machine."""
+import pytest
+
+from kbench_lib.candidates import Candidate, load_candidate
+from kbench_lib.judge import JudgeOptions, judge
+
+pytestmark = pytest.mark.gpu
+
+CUDA_SRC = r'''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_cuda = r"""
+#include <torch/extension.h>
+__global__ void k(const float* a, const float* b, float* o, float s, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) { float v = a[i] * s + b[i]; o[i] = v > 0.f ? v : 0.f; }
+}
+torch::Tensor scale_add_relu(torch::Tensor a, torch::Tensor b, double s) {
+    auto ac = a.contiguous(); auto bc = b.contiguous();
+    auto o = torch::empty_like(ac);
+    long n = ac.numel();
+    k<<<(n + 255) / 256, 256>>>(ac.data_ptr<float>(), bc.data_ptr<float>(), o.data_ptr<float>(), (float)s, n);
+    return o;
+}
+"""
+_ext = load_inline(name="kb_gpu_test_sar", cpp_sources="torch::Tensor scale_add_relu(torch::Tensor a, torch::Tensor b, double s);",
+                   cuda_sources=_cuda, functions=["scale_add_relu"], verbose=False)
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+    def forward(self, a, b):
+        return _ext.scale_add_relu(a, b, self.scale)
+'''
+
+STALE_SRC = CUDA_SRC.replace("if (i < n)", "if (i < n / 2)")  # writes half: the rest is poisoned memory
+
+
+@pytest.fixture
+def gpu_opts():
+    return JudgeOptions(device="cuda", timing_budget_s=2.0)
+
+
+def test_cuda_candidate_full_size(scale_add_relu, gpu_opts):
+    v = judge(scale_add_relu, Candidate(CUDA_SRC, "cuda"), gpu_opts)
+    assert v.correct and v.flags == [], (v.failure, v.message, v.flags)
+    assert v.variants_checked == 2 and v.seeds_checked == 5
+    assert v.runtime_ms > 0 and v.baseline_ms > 0
+    assert v.runtime_stats["n_trials"] >= 100
+
+
+def test_partial_write_is_caught(scale_add_relu, gpu_opts):
+    v = judge(scale_add_relu, Candidate(STALE_SRC, "cuda"), gpu_opts)
+    assert not v.correct and v.failure in ("nonfinite", "output_mismatch"), v.message
+
+
+def test_triton_candidate_full_size(scale_add_relu, fixtures, gpu_opts):
+    v = judge(scale_add_relu, load_candidate(fixtures / "candidates" / "scale_add_relu_triton.py"), gpu_opts)
+    assert v.correct and v.flags == [], (v.failure, v.message, v.flags)
+    assert v.speedup > 0.3
+
+
+def test_illegal_memory_access_is_contained_and_next_runs(scale_add_relu, gpu_opts):
+    bad = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;", "o[i + (1L << 40)] = v;")
+    v = judge(scale_add_relu, Candidate(bad, "cuda"), gpu_opts)
+    assert not v.correct and v.failure in ("runtime_error", "crash"), v.message
+    ok = judge(scale_add_relu, Candidate(CUDA_SRC, "cuda"), gpu_opts)
+    assert ok.correct and ok.build_cached
+
+
+def test_oom_is_a_category(scale_add_relu, gpu_opts):
+    src = CUDA_SRC.replace("return _ext.scale_add_relu(a, b, self.scale)", "torch.empty(1 << 45, device=a.device); return a")
+    v = judge(scale_add_relu, Candidate(src, "cuda"), gpu_opts)
+    assert v.failure == "oom", v.message

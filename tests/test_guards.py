@@ -1,0 +1,35 @@
+from kbench_lib.guards import Policy, static_flags
+
+KERNEL = "from torch.utils.cpp_extension import load_inline\next = load_inline(name='k', cpp_sources='', functions=[])\n"
+
+
+def test_clean_candidate_has_no_flags():
+    assert static_flags(KERNEL + "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n", "cpp") == []
+
+
+def test_monkey_patching_is_flagged():
+    src = KERNEL + "import torch, time\ntorch.allclose = lambda *a, **k: True\ntime.perf_counter = lambda: 0.0\n"
+    flags = static_flags(src, "cpp")
+    assert any("torch.allclose" in f for f in flags) and any("time.perf_counter" in f for f in flags)
+    assert any("setattr" in f for f in static_flags(KERNEL + "import torch\nsetattr(torch.cuda.Event, 'elapsed_time', None)\n", "cpp"))
+    assert static_flags(KERNEL + "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", "cpp")
+
+
+def test_introspection_and_escape_are_flagged():
+    src = KERNEL + "import gc, ctypes, os\nx = [o for o in gc.get_objects()]\nos._exit(0)\nimport socket\n"
+    text = " ".join(static_flags(src, "cpp"))
+    for word in ("gc", "ctypes", "get_objects", "_exit", "socket"):
+        assert word in text
+
+
+def test_kernel_required_for_custom_backends():
+    assert any(f.startswith("no_custom_kernel") for f in static_flags("import torch\n", "cuda"))
+    assert static_flags("import torch\n", "torch") == []
+    assert static_flags("import torch\n", "cuda", Policy(custom_kernel_required=False)) == []
+
+
+def test_policy_disables_a_check():
+    src = KERNEL + "import threading\n"
+    assert static_flags(src, "cpp")
+    assert static_flags(src, "cpp", Policy(disabled={"suspect_import"})) == []
+    assert static_flags(src, "cpp", Policy(static=False)) == []

@@ -1,0 +1,95 @@
+"""End to end on the CPU: real builds, real isolated processes, every failure category."""
+import pytest
+
+from kbench_lib.candidates import load_candidate
+from kbench_lib.judge import judge
+
+pytestmark = pytest.mark.slow
+
+
+def _judge(problem, fixtures, name, opts, folder="bad_candidates"):
+    return judge(problem, load_candidate(fixtures / folder / name), opts)
+
+
+def test_correct_cpp_candidate_builds_once_and_passes(scale_add_relu, fixtures, fast_cpu_opts):
+    v = _judge(scale_add_relu, fixtures, "scale_add_relu_cpp.py", fast_cpu_opts, "candidates")
+    assert v.correct and v.failure is None and v.flags == [], v.message
+    assert v.backend == "cpp" and v.compiled and not v.build_cached
+    assert v.seeds_checked == 5 and v.variants_checked == 2
+    assert v.runtime_ms > 0 and v.baseline_ms > 0 and v.speedup == pytest.approx(v.baseline_ms / v.runtime_ms)
+    assert v.max_abs_err == 0.0
+    assert "kb_scale_add_relu" in (v.build_log or "") or v.build_log is not None
+    again = _judge(scale_add_relu, fixtures, "scale_add_relu_cpp.py", fast_cpu_opts, "candidates")
+    assert again.correct and again.build_cached and again.build_s == 0.0
+
+
+def test_correct_triton_candidate_through_the_interpreter(scale_add_relu, fixtures, fast_cpu_opts):
+    pytest.importorskip("triton")
+    v = _judge(scale_add_relu, fixtures, "scale_add_relu_triton.py", fast_cpu_opts, "candidates")
+    assert v.backend == "triton"
+    assert v.correct and v.flags == [], v.message
+
+
+def test_wrong_candidate_names_the_failure(scale_add_relu, fixtures, fast_cpu_opts):
+    v = _judge(scale_add_relu, fixtures, "scale_add_relu_wrong.py", fast_cpu_opts, "candidates")
+    assert not v.correct and v.failure == "output_mismatch"
+    assert "elements outside" in v.message and v.runtime_ms is None
+
+
+@pytest.mark.parametrize(
+    "name, failure, words",
+    [
+        ("syntax_error.py", "load_error", "syntax error"),
+        ("no_modelnew.py", "load_error", "no class ModelNew"),
+        ("wrong_signature.py", "load_error", "ModelNew(*init_inputs)"),
+        ("raises.py", "runtime_error", "on purpose"),
+        ("wrong_shape.py", "shape_mismatch", "expected shape"),
+        ("wrong_dtype.py", "dtype_mismatch", "float64"),
+        ("nan_output.py", "nonfinite", "non-finite"),
+        ("not_a_tensor.py", "output_mismatch", "not a torch.Tensor"),
+        ("mutates_input.py", "input_mutated", "modified in place"),
+        ("segfault.py", "crash", "SIGSEGV"),
+        ("exit_zero.py", "crash", "without reporting"),
+        ("sys_exit.py", "crash", "sys.exit"),
+        ("compile_error_cpp.py", "compile_error", "error"),
+    ],
+)
+def test_bad_candidates_get_a_clear_category(scale_add_relu, fixtures, fast_cpu_opts, name, failure, words):
+    v = _judge(scale_add_relu, fixtures, name, fast_cpu_opts)
+    assert not v.correct
+    assert v.failure == failure, (v.failure, v.message)
+    assert words in (v.message or "") + (v.error or ""), v.message
+
+
+def test_hang_times_out(scale_add_relu, fixtures, fast_cpu_opts):
+    fast_cpu_opts.run_timeout_s = 8
+    v = _judge(scale_add_relu, fixtures, "hang.py", fast_cpu_opts)
+    assert v.failure == "timeout" and "8 s" in v.message and "correctness" in v.message
+
+
+def test_build_that_never_ends(scale_add_relu, fixtures, fast_cpu_opts):
+    fast_cpu_opts.build_timeout_s = 5
+    v = _judge(scale_add_relu, fixtures, "build_hang.py", fast_cpu_opts)
+    assert v.failure == "compile_error" and "5 s" in v.message and not v.compiled
+
+
+def test_flood_of_output_is_bounded(scale_add_relu, fixtures, fast_cpu_opts):
+    v = _judge(scale_add_relu, fixtures, "floods_output.py", fast_cpu_opts)
+    assert v.correct and v.error is None
+
+
+def test_no_secret_reaches_the_candidate(scale_add_relu, fixtures, fast_cpu_opts, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("HF_TOKEN", "hf-test-not-real")
+    v = _judge(scale_add_relu, fixtures, "reads_secrets.py", fast_cpu_opts)
+    assert v.correct, v.message
+
+
+def test_seeds_are_fresh_unless_fixed(scale_add_relu, fixtures, fast_cpu_opts):
+    fast_cpu_opts.timing = False
+    a = _judge(scale_add_relu, fixtures, "scale_add_relu_wrong.py", fast_cpu_opts, "candidates")
+    b = _judge(scale_add_relu, fixtures, "scale_add_relu_wrong.py", fast_cpu_opts, "candidates")
+    assert a.seed != b.seed
+    fast_cpu_opts.seed = 1234
+    c = _judge(scale_add_relu, fixtures, "scale_add_relu_wrong.py", fast_cpu_opts, "candidates")
+    assert c.seed == 1234

@@ -1,0 +1,46 @@
+import hashlib
+
+import pandas as pd
+import pytest
+
+from kbench_lib import plots, roofline
+from kbench_lib.problems import load_problem
+
+
+def test_flops_and_bytes_of_a_linear(fixtures):
+    p = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
+    c = roofline.count(p)
+    assert c["flops"] == 2 * 256 * 1024 * 1024  # the GEMM; FLOP counter ignores elementwise ops
+    expect = 4 * (256 * 1024 + 1024 * 1024 + 1024 + 256 * 1024)
+    assert c["bytes"] == expect
+
+
+def test_sol_ms_takes_the_larger_bound():
+    spec = roofline.DEVICES["h100-sxm"]
+    t, bound = roofline.sol_ms(67e12 * 1e-3, 1.0, spec)
+    assert t == pytest.approx(1.0) and bound == "compute"
+    t, bound = roofline.sol_ms(1.0, 3.35e12 * 2e-3, spec)
+    assert t == pytest.approx(2.0) and bound == "memory"
+    assert roofline.spec_for("NVIDIA H100 80GB HBM3") is spec
+    assert roofline.spec_for("some cpu") is None
+
+
+def _df():
+    rows = []
+    for i, (c, f, s) in enumerate([(True, [], 1.5), (True, [], 0.7), (False, [], None), (True, ["x"], 9.0)]):
+        rows.append(dict(model="m", level="level1", problem=f"level1/{i}_P", correct=c, flags=f, speedup_eager=s,
+                         speedup_compile=None, failure=None if c else "crash"))
+    return pd.DataFrame(rows)
+
+
+def test_figures_are_written_and_deterministic(tmp_path):
+    df = _df()
+    digests = []
+    for k in range(2):
+        paths = plots.save(plots.speedup_plot(df), tmp_path / f"run{k}" / "speedup")
+        assert [p.suffix for p in paths] == [".pdf", ".png"]
+        digests.append([hashlib.sha256(p.read_bytes()).hexdigest() for p in paths])
+    assert digests[0] == digests[1]
+    plots.save(plots.fast_p_curve(df), tmp_path / "fastp")
+    plots.save(plots.outcome_bars(df), tmp_path / "outcomes")
+    assert (tmp_path / "fastp.png").stat().st_size > 1000
