@@ -88,7 +88,7 @@ def cmd_run(a) -> int:
         problems = [p for p in problems if any(f in p.key for f in a.filter)]
     if a.limit:
         problems = problems[: a.limit]
-    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet)
+    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet, prebuild_jobs=a.build_jobs)
     n_ok = sum(r["trusted"] for r in rows)
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
     if a.json:
@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-root", default=None)
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel before judging (default: one at a time)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     _add_judge_args(p)

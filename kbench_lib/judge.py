@@ -300,23 +300,11 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
 
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
-            if build.is_built(candidate, device):
-                v.build_cached = True
-                v.build_s = 0.0
-            else:
-                t0 = time.monotonic()
-                res = sandbox.run_isolated([*py, "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s, env_extra=env, isolate_network=opts.isolate_network)
-                v.build_s = time.monotonic() - t0
-                v.build_log = res.log[-20000:]
-                v.network_isolated = res.network_isolated
-                fail = _last(res.messages, "failure")
-                if res.timed_out:
-                    return _fail(v, "compile_error", f"build exceeded the {opts.build_timeout_s:g} s limit", res.log)
-                if fail:
-                    return _fail(v, fail["failure"], fail.get("message", ""), res.log)
-                if not _last(res.messages, "built"):
-                    return _died(v, res, "build", opts.build_timeout_s)
-                build.mark_built(candidate, device, v.build_s, res.log)
+            b = build_candidate(candidate, device, opts, wd)
+            v.build_s, v.build_cached, v.build_log = b.seconds, b.cached, b.log[-20000:]
+            v.network_isolated = b.network_isolated
+            if b.failure:
+                return _fail(v, b.failure, b.message, b.log)
         v.compiled = True
 
         # run: correctness on every case, then timing, in one fresh isolated process
@@ -386,6 +374,50 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         return v
     finally:
         if own_dir and not opts.keep_workdir:
+            shutil.rmtree(wd, ignore_errors=True)
+
+
+@dataclass
+class BuildResult:
+    failure: str | None = None
+    message: str = ""
+    log: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+    network_isolated: bool = False
+
+
+def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workdir: str | Path | None = None) -> BuildResult:
+    """The build stage alone: import the candidate in an isolated process so that its extensions
+    compile into the cache. A source built before is not built again."""
+    if build.is_built(candidate, device):
+        return BuildResult(cached=True)
+    own = workdir is None
+    wd = Path(tempfile.mkdtemp(prefix="kbench-build-", dir=_job_parent())) if own else Path(workdir)
+    try:
+        (wd / "candidate.py").write_text(candidate.source)
+        if not (wd / "job.json").exists():
+            job = {"device": device, "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
+            (wd / "job.json").write_text(json.dumps(job))
+        t0 = time.monotonic()
+        res = sandbox.run_isolated(
+            ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
+            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network,
+        )
+        out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
+        fail = _last(res.messages, "failure")
+        if res.timed_out:
+            out.failure, out.message = "compile_error", f"build exceeded the {opts.build_timeout_s:g} s limit"
+        elif fail:
+            out.failure, out.message = fail["failure"], fail.get("message", "")
+        elif not _last(res.messages, "built"):
+            how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
+            out.failure, out.message = "crash", f"candidate process {how} during build without reporting a result"
+        else:
+            build.mark_built(candidate, device, out.seconds, res.log)
+        return out
+    finally:
+        if own:
             shutil.rmtree(wd, ignore_errors=True)
 
 

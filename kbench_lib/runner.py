@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .judge import JudgeError, JudgeOptions, Verdict, judge
+from . import build
+from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge
 from .models import get_model
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
@@ -33,6 +35,19 @@ def _error_verdict(problem: Problem, backend: str, device: str, opts: JudgeOptio
     )
 
 
+def prebuild(candidates: list, device: str, opts: JudgeOptions, jobs: int, progress: bool = True) -> dict:
+    """Builds many candidates at once (each in its own isolated process), so a batch on a
+    many-core machine does not compile one extension at a time. Failures are left for the judge
+    to record; returns {kernel sha: BuildResult}."""
+    todo = {c.sha: c for c in candidates if build.needs_build(c) and not build.is_built(c, device)}
+    results = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(build_candidate, c, device, opts): sha for sha, c in todo.items()}
+        for f in tqdm(as_completed(futures), total=len(futures), desc="building", unit="cand", disable=not progress):
+            results[futures[f]] = f.result()
+    return results
+
+
 def run_batch(
     problems: list[Problem],
     model: str = "reference",
@@ -43,6 +58,7 @@ def run_batch(
     strategy: str = "single",
     backends: tuple[str, ...] | None = None,
     progress: bool = True,
+    prebuild_jobs: int = 0,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now)."""
     opts = opts or JudgeOptions()
@@ -62,6 +78,8 @@ def run_batch(
             continue
         for s in samples:
             jobs.append((problem, s, None))
+    if prebuild_jobs > 1:
+        prebuild([s.candidate for _, s, _ in jobs if s is not None and s.candidate is not None], device, opts, prebuild_jobs, progress)
     bar = tqdm(jobs, desc=f"judging ({model})", unit="cand", disable=not progress)
     for problem, sample, err in bar:
         index = sample.index if sample else 0

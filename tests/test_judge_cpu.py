@@ -18,7 +18,7 @@ def test_correct_cpp_candidate_builds_once_and_passes(scale_add_relu, fixtures, 
     assert v.seeds_checked == 5 and v.variants_checked == 2
     assert v.runtime_ms > 0 and v.baseline_ms > 0 and v.speedup == pytest.approx(v.baseline_ms / v.runtime_ms)
     assert v.max_abs_err == 0.0
-    assert "kb_scale_add_relu" in (v.build_log or "") or v.build_log is not None
+    assert v.build_log is not None  # compiler output is captured (empty for a silent build), never printed
     again = _judge(scale_add_relu, fixtures, "scale_add_relu_cpp.py", fast_cpu_opts, "candidates")
     assert again.correct and again.build_cached and again.build_s == 0.0
 
