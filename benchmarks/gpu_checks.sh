@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: GPU tests, the judge's own speed, and the reference solutions judged
+# at full size. Results go under $OUT (at most 8 files come back).
+set -u
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+python3 - <<'PY'
+import torch, triton, shutil, subprocess
+print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, torch.cuda.get_device_name())
+from kbench_lib.sandbox import netns_prefix
+print("network namespace prefix:", netns_prefix())
+PY
+what=${1:-all}
+if [[ $what == all || $what == tests ]]; then
+  python3 -m pytest tests -q -m gpu -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+fi
+if [[ $what == all || $what == bench ]]; then
+  python3 benchmarks/judge_speed.py --device cuda --repeat 3 --out "$OUT/judge_speed.json" 2>&1 | tail -12
+fi
+if [[ $what == all || $what == solutions ]]; then
+  python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id solutions \
+    --runs-root /tmp/runs --timing-budget 2 --quiet ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
+  python3 - "$OUT" <<'PY'
+import sys
+from kbench_lib.records import read_records
+df = read_records("/tmp/runs", "solutions")
+df.to_parquet(f"{sys.argv[1]}/solutions.parquet")
+import pandas as pd
+pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
+print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())
+bad = df[~df.correct | df.flags.apply(len).astype(bool)]
+for _, r in bad.iterrows():
+    print("----", r.problem, r.failure, list(r.flags)); print((r.message or "")[:1500])
+PY
+fi
