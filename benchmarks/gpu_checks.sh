@@ -29,7 +29,7 @@ df.to_parquet(f"{sys.argv[1]}/solutions.parquet")
 import pandas as pd
 pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
 print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())
-bad = df[~df.correct | df.flags.apply(len).astype(bool)]
+bad = df[~df['correct'] | df['flags'].apply(len).astype(bool)]
 for _, r in bad.iterrows():
     print("----", r.problem, r.failure, list(r.flags)); print((r.message or "")[:1500])
 PY

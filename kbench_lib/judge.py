@@ -312,6 +312,9 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         v.network_isolated = res.network_isolated
         fail = _last(res.messages, "failure")
         done = _last(res.messages, "done")
+        harness = _last(res.messages, "harness_error")
+        if harness and not fail:
+            raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
         if fail:
             if fail["failure"] == "compile_error":
                 v.compiled = False

@@ -54,6 +54,17 @@ class Channel:
             data = data[n:]
 
 
+_channel: Channel | None = None
+
+
+def channel() -> Channel:
+    """The one message channel of this process (the pipe's number is read from the environment once)."""
+    global _channel
+    if _channel is None:
+        _channel = Channel()
+    return _channel
+
+
 def _trace(e: BaseException) -> str:
     text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     return text[-MAX_TRACE:]
@@ -125,10 +136,12 @@ def _threads() -> int:
 
 
 def run(mode: str, jobdir: str) -> int:
-    chan = Channel()
+    chan = channel()
     with open(os.path.join(jobdir, "job.json")) as f:
         job = json.load(f)
     device = torch.device(job["device"])
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
     backward = job["task"] == "backward"
     dtype = dtype_of(job["precision"])
     set_flags()
@@ -331,8 +344,12 @@ def main(argv: list[str] | None = None) -> None:
     mode, jobdir = argv[0], argv[1]
     try:
         code = run(mode, jobdir)
-    except BaseException as e:  # noqa: BLE001 - the judge learns of it from the message pipe
+    except BaseException as e:  # noqa: BLE001 - a fault of the harness itself, not a verdict
         sys.stderr.write(_trace(e))
+        try:
+            channel().send(event="harness_error", message=_trace(e))
+        except Exception:  # noqa: BLE001
+            pass
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
