@@ -34,6 +34,7 @@ _exit = os._exit
 _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
+UNJOINED_SHARE = 0.25
 
 
 class Channel:
@@ -332,7 +333,11 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
         os.path.join(outdir, "timing.pt"),
     )
     chan.send(event="timing", timing=result.as_dict())
-    return [f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream"] if result.unjoined_trials else []
+    # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
+    # does so on (nearly) every call
+    if result.unjoined_trials > UNJOINED_SHARE * result.n_trials:
+        return [f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream"]
+    return []
 
 
 class _LoadError(Exception):
