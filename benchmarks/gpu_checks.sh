@@ -19,18 +19,18 @@ if [[ $what == all || $what == bench ]]; then
   python3 benchmarks/judge_speed.py --device cuda --repeat 3 --out "$OUT/judge_speed.json" 2>&1 | tail -12
 fi
 if [[ $what == all || $what == solutions ]]; then
-  python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id solutions \
+  python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id "${RUN_ID:-solutions}" \
     --runs-root /tmp/runs --timing-budget 2 --quiet ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
   python3 - "$OUT" <<'PY'
-import sys
+import os, sys
 from kbench_lib.records import read_records
-df = read_records("/tmp/runs", "solutions")
+df = read_records("/tmp/runs", os.environ.get("RUN_ID", "solutions"))
 df.to_parquet(f"{sys.argv[1]}/solutions.parquet")
 import pandas as pd
 pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
 print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())
 bad = df[~df['correct'] | df['flags'].apply(len).astype(bool)]
 for _, r in bad.iterrows():
-    print("----", r.problem, r.failure, list(r.flags)); print((r.message or "")[:1500])
+    print("----", r["problem"], r["failure"], list(r["flags"])); print((r["message"] or "")[:1200])
 PY
 fi
