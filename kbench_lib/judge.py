@@ -19,9 +19,10 @@ from pathlib import Path
 
 import torch
 
-from . import baselines_store, build, guards, sandbox
+from . import baselines_store, build, guards, profiling, roofline, sandbox
 from .candidates import Candidate
 from .compare import compare_outputs, unchanged
+from .lint import degenerate_reasons
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
 from .reference import Case, build_reference, make_case, set_flags
@@ -93,6 +94,8 @@ class Verdict:
     judge_s: float | None = None
     network_isolated: bool = False
     kernel_sha: str | None = None
+    n_kernels: int | None = None  # device kernels launched by one forward (GPU only)
+    custom_kernel_share: float | None = None  # share of that device time in kernels no ATen op launched
     sol_ms: float | None = None
     notes: list = field(default_factory=list)  # information that does not affect trust
     env: dict = field(default_factory=dict)
@@ -218,11 +221,23 @@ def _check_case(case: Case, got: dict, tol: float, backward: bool) -> tuple[str 
     return None, None, err
 
 
-def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions, compile_model: bool = False):
-    """Times the problem's own Model over the same rotation of input sets as the candidate."""
+def _reference_model(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions):
     first = next(c for c, t in zip(cases, timed) if t)
     cfg = next(c for c in problem.configs(small=opts.small) if c.name == first.config)
     model, _, _ = build_reference(problem, cfg, first.init_seed, first.input_seed, device, opts.precision)
+    return model, first
+
+
+def _reference_ops(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions) -> dict:
+    """The compute ops of the reference's forward on the first timed input set."""
+    model, first = _reference_model(problem, cases, timed, device, opts)
+    with torch.no_grad():
+        return profiling.profile_call(model, to_device(first.inputs, device), device)["ops"]
+
+
+def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions, compile_model: bool = False):
+    """Times the problem's own Model over the same rotation of input sets as the candidate."""
+    model, _ = _reference_model(problem, cases, timed, device, opts)
     sets = [to_device(c.inputs, device) for c, t in zip(cases, timed) if t]
     backward = problem.task == "backward"
     if compile_model:
@@ -289,6 +304,15 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         raise JudgeError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     timed = [t for *_, t in plan]
     tol = TOLERANCE[opts.precision]
+    # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
+    other = next((c for c, t in zip(cases[1:], timed[1:]) if t), None)
+    for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol):
+        v.flags.append(f"degenerate_task: {reason}")
+    if device.startswith("cuda"):
+        try:
+            v.sol_ms = roofline.problem_sol_ms(problem, v.device_name, opts.precision, v.small)
+        except Exception as e:  # noqa: BLE001 - a problem the FLOP counter cannot trace has no bound
+            v.notes.append(f"no roofline bound: {type(e).__name__}: {str(e)[:200]}")
 
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix="kbench-job-", dir=_job_parent())) if own_dir else Path(workdir)
@@ -322,6 +346,14 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         if res.timed_out or not done:
             return _died(v, res, "run", opts.run_timeout_s)
         v.flags.extend(done.get("flags", []))
+        prof = _last(res.messages, "profile")
+        if prof and opts.policy.on("library_passthrough"):
+            cand_prof = prof["profile"]
+            v.n_kernels, v.custom_kernel_share = cand_prof.get("n_kernels"), cand_prof.get("custom_kernel_share")
+            ref_ops = _reference_ops(problem, cases, timed, device, opts)
+            same = profiling.passthrough(ref_ops, cand_prof.get("ops", {}))
+            if same:
+                v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
 
         # correctness, here, on plain tensors
         worst = 0.0

@@ -163,6 +163,14 @@ def lint_config(problem: Problem, cfg: Config, device: str, report: LintReport, 
         out_p, _ = _run(model, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in keep], backward)
         if all(_close(a, b, FP32_TOL) for a, b in zip(out, out_p)):
             report.fail(name, "degenerate", "the output does not change when the parameters change")
+    # conditioning: the fp32 reference must agree with an fp64 run well inside the fp32 tolerance,
+    # or a correct kernel that merely sums in another order fails (e.g. long cumulative sums)
+    if not backward:
+        worst = _fp64_violation(problem, cfg, device, out)
+        info["fp64_violation"] = worst
+        if worst > 0.5:
+            report.fail(name, "conditioning", f"the fp32 reference differs from fp64 by {worst:.2f}x the fp32 tolerance: "
+                        "correct kernels that sum in another order would fail")
     if device.startswith("cuda"):
         info["peak_bytes"] = int(torch.cuda.max_memory_allocated())
         if check_size and info["peak_bytes"] > MAX_GPU_BYTES:
@@ -174,6 +182,18 @@ def lint_config(problem: Problem, cfg: Config, device: str, report: LintReport, 
     elif name.startswith("small") and min(first_ms, info["second_ms"]) > MAX_SMALL_MS:
         report.fail(name, "size", f"SMALL forward takes {info['second_ms']:.0f} ms on the CPU (limit {MAX_SMALL_MS:.0f} ms)")
     report.configs.append(info)
+
+
+def _fp64_violation(problem: Problem, cfg: Config, device: str, out32: list) -> float:
+    """max over elements of |out32 - out64| / (atol + rtol |out64|) for the fp32 tolerance."""
+    _, model, inputs = _build(problem, cfg, device, 11, 12, torch.float64)
+    out64, _ = _run(model, inputs, False)
+    worst = 0.0
+    for a, b in zip(out32, out64):
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.shape == b.shape and a.numel():
+            ratio = (a.double() - b).abs() / (FP32_TOL + FP32_TOL * b.abs())
+            worst = max(worst, float(ratio.nan_to_num(0.0).max()))
+    return worst
 
 
 def _eager_ms(model, inputs, backward: bool) -> float:

@@ -47,14 +47,14 @@ def spec_for(device_name: str) -> DeviceSpec | None:
     return None
 
 
-def _meta_build(problem: Problem, overrides: dict | None):
+def _build(problem: Problem, overrides: dict | None, device: str = "meta"):
     ns = instantiate(problem, overrides)
     torch.manual_seed(0)
     init_inputs = list(ns["get_init_inputs"]())
-    with torch.device("meta"):
+    with torch.device(device):
         model = ns["Model"](*init_inputs)
         inputs = list(ns["get_inputs"]())
-    inputs = [t.to("meta") if isinstance(t, torch.Tensor) else t for t in inputs]
+    inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
     return model, inputs
 
 
@@ -63,8 +63,18 @@ def _bytes(ts) -> int:
 
 
 def count(problem: Problem, overrides: dict | None = None, dtype_bytes: int | None = None) -> dict:
-    """{'flops', 'bytes'} of one configuration (forward, plus backward for backward tasks)."""
-    model, inputs = _meta_build(problem, overrides)
+    """{'flops', 'bytes'} of one configuration (forward, plus backward for backward tasks).
+
+    Counted on the meta device; a problem with data-dependent shapes (``nonzero``, boolean
+    masks) cannot run there and is counted by running it for real on the CPU."""
+    try:
+        return _count(problem, overrides, dtype_bytes, "meta")
+    except (NotImplementedError, RuntimeError):
+        return _count(problem, overrides, dtype_bytes, "cpu")
+
+
+def _count(problem: Problem, overrides: dict | None, dtype_bytes: int | None, device: str) -> dict:
+    model, inputs = _build(problem, overrides, device)
     backward = problem.task == "backward"
     if backward:
         for t in inputs:

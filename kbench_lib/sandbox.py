@@ -160,6 +160,9 @@ def run_isolated(
     os.makedirs(tmp, exist_ok=True)
     read_fd, write_fd = os.pipe()
     env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
+    # the worker must import this package whatever the cwd and however it was installed
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     prefix = netns_prefix() if isolate_network else ()
     cmd = [*prefix, sys.executable, *args]
     started = time.monotonic()

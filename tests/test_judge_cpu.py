@@ -93,3 +93,23 @@ def test_seeds_are_fresh_unless_fixed(scale_add_relu, fixtures, fast_cpu_opts):
     fast_cpu_opts.seed = 1234
     c = _judge(scale_add_relu, fixtures, "scale_add_relu_wrong.py", fast_cpu_opts, "candidates")
     assert c.seed == 1234
+
+
+def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
+    from kbench_lib.candidates import Candidate
+    from kbench_lib.problems import load_problem
+
+    problem = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
+    same = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self, i, o):\n        super().__init__()\n        self.linear = nn.Linear(i, o)\n"
+        "    def forward(self, x):\n        return F.gelu(torch.addmm(self.linear.bias, x, self.linear.weight.t()))\n"
+    )
+    v = judge(problem, Candidate(same, "torch"), fast_cpu_opts)
+    assert v.correct and any(f.startswith("library_passthrough") for f in v.flags), v.flags
+    # keeping the library GEMM and computing the epilogue differently is not a passthrough
+    own = same.replace("return F.gelu(torch.addmm(self.linear.bias, x, self.linear.weight.t()))",
+                       "y = torch.addmm(self.linear.bias, x, self.linear.weight.t())\n        return 0.5 * y * (1 + torch.erf(y * 0.7071067811865476))")
+    v = judge(problem, Candidate(own, "torch"), fast_cpu_opts)
+    assert v.correct and v.flags == [], (v.message, v.flags)

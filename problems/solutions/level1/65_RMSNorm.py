@@ -43,7 +43,7 @@ __device__ __forceinline__ float block_sum(float v, float* sh) {
 
 // Vectorised: H % 4 == 0, rows 16-byte aligned. Each thread caches VPT float4 of its row.
 template <int VPT>
-__global__ void rmsnorm_vec(const float4* __restrict__ x, const float4* __restrict__ w,
+__global__ void __launch_bounds__(1024) rmsnorm_vec(const float4* __restrict__ x, const float4* __restrict__ w,
                             float4* __restrict__ y, int64_t rows, int h4, float inv_h, float eps) {
     __shared__ float sh[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {

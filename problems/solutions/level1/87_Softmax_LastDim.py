@@ -52,7 +52,7 @@ __device__ __forceinline__ float block_max(float v, float* sh) {
 }
 
 template <int K>
-__global__ void softmax_vec(const float4* __restrict__ x, float4* __restrict__ y, int64_t rows, int n4) {
+__global__ void __launch_bounds__(1024) softmax_vec(const float4* __restrict__ x, float4* __restrict__ y, int64_t rows, int n4) {
     __shared__ float sh[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const float4* xr = x + row * n4;
@@ -84,7 +84,7 @@ __global__ void softmax_vec(const float4* __restrict__ x, float4* __restrict__ y
 }
 
 template <int K>
-__global__ void softmax_scalar(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int n) {
+__global__ void __launch_bounds__(1024) softmax_scalar(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int n) {
     __shared__ float sh[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const float* xr = x + row * (int64_t)n;

@@ -1,7 +1,7 @@
 """Row log-softmax over a large vocabulary (Triton), max-subtracted and never materialising exp.
 
-One program per row: pass 1 keeps a per-lane online (max, sum of exp) state over BLOCK-wide tiles
-(one rescale per tile) and merges the lanes at the end; pass 2 writes x - (max + log(sum)).
+One program per row: pass 1 keeps an online (max, sum of exp) state over 4096-wide tiles (one exp
+per element, one rescale per tile); pass 2 writes x - (max + log(sum)).
 The row is read twice (the second read mostly from L2) and written once, with no intermediate
 tensor. Small rows (<= 8192) are held in registers and read exactly once.
 """
@@ -23,17 +23,15 @@ def _log_softmax_rows(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr, SINGLE: tl.cons
         s = tl.sum(tl.where(m, tl.exp(v - mx), 0.0), axis=0)
         tl.store(y_ptr + base + cols, v - (mx + tl.log(s)), mask=m)
     else:
-        m_vec = tl.full([BLOCK], -3.0e38, dtype=tl.float32)
-        s_vec = tl.zeros([BLOCK], dtype=tl.float32)
+        m_run = -float("inf")
+        s_run = 0.0
         for start in range(0, n_cols, BLOCK):
             cols = start + tl.arange(0, BLOCK)
             v = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=-float("inf"))
-            new_m = tl.maximum(m_vec, v)
-            s_vec = s_vec * tl.exp(m_vec - new_m) + tl.exp(v - new_m)
-            m_vec = new_m
-        mx = tl.max(m_vec, axis=0)
-        s = tl.sum(s_vec * tl.exp(m_vec - mx), axis=0)
-        lse = mx + tl.log(s)
+            new_m = tl.maximum(m_run, tl.max(v, axis=0))
+            s_run = s_run * tl.exp(m_run - new_m) + tl.sum(tl.exp(v - new_m), axis=0)
+            m_run = new_m
+        lse = m_run + tl.log(s_run)
         for start in range(0, n_cols, BLOCK):
             cols = start + tl.arange(0, BLOCK)
             m = cols < n_cols
@@ -54,7 +52,7 @@ class ModelNew(nn.Module):
             return y
         full = triton.next_power_of_2(n)
         single = full <= 8192
-        BLOCK = max(32, full) if single else 2048
+        BLOCK = max(32, full) if single else 4096
         num_warps = 16 if BLOCK >= 8192 else (8 if BLOCK >= 2048 else 4)
         _log_softmax_rows[(rows,)](x, y, n, BLOCK=BLOCK, SINGLE=single, num_warps=num_warps)
         return y

@@ -1,11 +1,12 @@
 """LM head with logit soft-capping and log-softmax: cuBLAS GEMM + ONE fused epilogue kernel.
 
 Per vocabulary row (one block), the soft-cap tanh(z / cap) * cap is applied while loading, the
-capped row stays in registers (up to 32768 entries: 1024 threads x 32), the block computes max and
+capped row stays in registers (up to 16384 entries: 1024 threads x 16), the block computes max and
 sum of exp(z - max) with warp-shuffle reductions and writes z - logsumexp in place over the GEMM
-output (our own temporary). Longer rows use an online (max, sum) pass plus a writing pass.
-PyTorch launches div, tanh, mul and log_softmax, i.e. four passes over the TOKENS x VOCAB logits;
-this is one read and one write.
+output (our own temporary). Longer rows (the default 32000-entry vocabulary) use an online
+(max, sum) pass and then a writing pass that re-reads the row (mostly from L2, a row is 128 KB)
+and recomputes the cap. PyTorch launches div, tanh, mul and log_softmax, i.e. four kernels and
+five full passes over the TOKENS x VOCAB logits; this is two reads and one write at most.
 """
 import torch
 import torch.nn as nn
@@ -55,7 +56,7 @@ __device__ __forceinline__ float block_max(float v, float* sh) {
 }
 
 template <int VPT>
-__global__ void softcap_lsm_regs(float* __restrict__ h, int64_t rows, int n, float cap) {
+__global__ void __launch_bounds__(1024) softcap_lsm_regs(float* __restrict__ h, int64_t rows, int n, float cap) {
     __shared__ float sh[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         float* hr = h + row * (int64_t)n;
@@ -82,7 +83,8 @@ __global__ void softcap_lsm_regs(float* __restrict__ h, int64_t rows, int n, flo
     }
 }
 
-// Any row length: pass 1 caps in place and keeps an online (max, sum); pass 2 subtracts the lse.
+// Any row length: pass 1 keeps an online (max, sum) of the capped logits; pass 2 re-reads the row
+// (mostly from L2), recomputes the cap and writes z - lse. No intermediate store.
 __global__ void softcap_lsm_online(float* __restrict__ h, int64_t rows, int64_t n, float cap) {
     __shared__ float shm[32], shs[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -90,14 +92,13 @@ __global__ void softcap_lsm_online(float* __restrict__ h, int64_t rows, int64_t 
         float m = -3.0e38f, s = 0.f;
         for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
             const float z = tanhf(hr[c] / cap) * cap;
-            hr[c] = z;
             const float nm = fmaxf(m, z);
             s = s * expf(m - nm) + expf(z - nm);
             m = nm;
         }
         const float gm = block_max(m, shm);
         const float lse = gm + logf(block_sum(s * expf(m - gm), shs));
-        for (int64_t c = threadIdx.x; c < n; c += blockDim.x) hr[c] = hr[c] - lse;
+        for (int64_t c = threadIdx.x; c < n; c += blockDim.x) hr[c] = tanhf(hr[c] / cap) * cap - lse;
     }
 }
 
@@ -110,7 +111,7 @@ torch::Tensor softcap_log_softmax_(torch::Tensor h, double cap) {
     auto stream = c10::cuda::getCurrentCUDAStream();
     float* hp = h.data_ptr<float>();
     const float cp = (float)cap;
-    if (n <= 32768) {
+    if (n <= 16384) {
         const int ni = (int)n;
         int threads = std::min(1024, std::max(32, ((ni + 15) / 16 + 31) / 32 * 32));   // ~16 values per thread
         const int vpt = (ni + threads - 1) / threads;
@@ -118,8 +119,7 @@ torch::Tensor softcap_log_softmax_(torch::Tensor h, double cap) {
         else if (vpt <= 2)  softcap_lsm_regs<2><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
         else if (vpt <= 4)  softcap_lsm_regs<4><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
         else if (vpt <= 8)  softcap_lsm_regs<8><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
-        else if (vpt <= 16) softcap_lsm_regs<16><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
-        else                softcap_lsm_regs<32><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
+        else                softcap_lsm_regs<16><<<grid, threads, 0, stream>>>(hp, rows, ni, cp);
     } else {
         softcap_lsm_online<<<grid, 1024, 0, stream>>>(hp, rows, n, cp);
     }

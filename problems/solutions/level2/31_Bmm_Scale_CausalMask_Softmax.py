@@ -56,7 +56,7 @@ __device__ __forceinline__ float block_max(float v, float* sh) {
 
 // s: (mats, S, S) contiguous scores, processed in place. Row r of a matrix keeps columns 0..r.
 template <int VPT>
-__global__ void causal_softmax_regs(float* __restrict__ s, int64_t total_rows, int S, float scale) {
+__global__ void __launch_bounds__(1024) causal_softmax_regs(float* __restrict__ s, int64_t total_rows, int S, float scale) {
     __shared__ float sh[32];
     for (int64_t gr = blockIdx.x; gr < total_rows; gr += gridDim.x) {
         const int i = (int)(gr % S);

@@ -1,10 +1,13 @@
-"""bmm -> scale -> softmax -> bmm fused into one flash-attention kernel (Triton).
+"""bmm -> scale -> softmax -> bmm: cuBLAS SGEMMs + ONE fused Triton kernel for the scale and the
+softmax.
 
-Each program owns a BLOCK_M tile of queries of one (batch, head) and streams K/V tiles through an
-online softmax (running max and sum, rescaling the accumulator; exp2 with the scale and log2(e)
-folded into one multiplier), so the SEQ x SEQ score matrix never touches memory. Products use
-full-fp32 IEEE dots (no TF32). PyTorch materialises the scores, the scaled scores and the softmax
-weights (three SEQ x SEQ tensors per head, written and read back) around two batched GEMMs.
+In fp32 without TF32 a flash-attention kernel has to run its dots on CUDA-core FMAs, which on an
+H100 loses to cuBLAS SGEMM by more than the score traffic it saves (measured: 0.7x of eager), so the
+two GEMMs stay on cuBLAS and everything between them is fused: one program per score row loads the
+row into registers, multiplies by d^-0.5, subtracts the row max, exponentiates once, normalises and
+writes the probabilities back in place over the GEMM output (our own temporary). PyTorch runs the
+scale multiply and the softmax as two full read+write passes over the BATCH x HEADS x SEQ x SEQ scores;
+this is one.
 """
 import torch
 import torch.nn as nn
@@ -13,54 +16,45 @@ import triton.language as tl
 
 
 @triton.jit
-def _flash_fwd(q_ptr, k_ptr, v_ptr, o_ptr, seq, head_dim, qk_scale,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
-    pid_m = tl.program_id(0)
-    bh = tl.program_id(1).to(tl.int64)
-    base = bh * seq * head_dim
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, BLOCK_D)
-    d_ok = offs_d < head_dim
-    q = tl.load(q_ptr + base + offs_m[:, None] * head_dim + offs_d[None, :],
-                mask=(offs_m < seq)[:, None] & d_ok[None, :], other=0.0)
-    m_i = tl.full([BLOCK_M], -float("inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
-    for start in range(0, seq, BLOCK_N):
-        offs_n = start + tl.arange(0, BLOCK_N)
-        n_ok = offs_n < seq
-        kv_mask = n_ok[:, None] & d_ok[None, :]
-        k = tl.load(k_ptr + base + offs_n[:, None] * head_dim + offs_d[None, :], mask=kv_mask, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * qk_scale     # log2-domain scores
-        s = tl.where(n_ok[None, :], s, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        p = tl.exp2(s - m_new[:, None])
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + base + offs_n[:, None] * head_dim + offs_d[None, :], mask=kv_mask, other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
-        m_i = m_new
-    out = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * head_dim + offs_d[None, :], out,
-             mask=(offs_m < seq)[:, None] & d_ok[None, :])
+def _scaled_softmax_rows(s_ptr, n_cols, scale, BLOCK: tl.constexpr, SINGLE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * n_cols
+    if SINGLE:
+        cols = tl.arange(0, BLOCK)
+        m = cols < n_cols
+        x = tl.load(s_ptr + base + cols, mask=m, other=-float("inf")) * scale
+        e = tl.exp(x - tl.max(x, axis=0))
+        e = tl.where(m, e, 0.0)
+        tl.store(s_ptr + base + cols, e / tl.sum(e, axis=0), mask=m)
+    else:
+        m_vec = tl.full([BLOCK], -3.0e38, dtype=tl.float32)
+        s_vec = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(s_ptr + base + cols, mask=cols < n_cols, other=-float("inf")) * scale
+            new_m = tl.maximum(m_vec, x)
+            s_vec = s_vec * tl.exp(m_vec - new_m) + tl.exp(x - new_m)
+            m_vec = new_m
+        mx = tl.max(m_vec, axis=0)
+        total = tl.sum(s_vec * tl.exp(m_vec - mx), axis=0)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            m = cols < n_cols
+            x = tl.load(s_ptr + base + cols, mask=m, other=0.0) * scale
+            tl.store(s_ptr + base + cols, tl.exp(x - mx) / total, mask=m)
 
 
-def flash_attention(q, k, v):
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    *lead, seq, d = q.shape
-    bh = q.numel() // (seq * d) if seq * d else 0
-    o = torch.empty_like(q)
-    if bh == 0 or seq == 0:
-        return o
-    BLOCK_D = max(16, triton.next_power_of_2(d))
-    BLOCK_M = 64
-    BLOCK_N = 64 if BLOCK_D <= 64 else 32
-    num_warps = 4 if BLOCK_D <= 64 else 8
-    qk_scale = (d ** -0.5) * 1.4426950408889634  # fold log2(e) for exp2
-    grid = (triton.cdiv(seq, BLOCK_M), bh)
-    _flash_fwd[grid](q, k, v, o, seq, d, qk_scale, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D,
-                     num_warps=num_warps, num_stages=2)
-    return o
+def scaled_softmax_(scores, scale):
+    n = scores.shape[-1]
+    rows = scores.numel() // n if n else 0
+    if rows == 0:
+        return scores
+    full = triton.next_power_of_2(n)
+    single = full <= 8192
+    BLOCK = max(32, full) if single else 2048
+    num_warps = 16 if BLOCK >= 8192 else (8 if BLOCK >= 2048 else 4)
+    _scaled_softmax_rows[(rows,)](scores, n, scale, BLOCK=BLOCK, SINGLE=single, num_warps=num_warps)
+    return scores
 
 
 class ModelNew(nn.Module):
@@ -68,4 +62,6 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q, k, v):
-        return flash_attention(q, k, v)
+        scores = torch.matmul(q, k.transpose(-2, -1)).contiguous()   # cuBLAS batched SGEMM, fresh buffer
+        scaled_softmax_(scores, float(q.shape[-1] ** -0.5))
+        return torch.matmul(scores, v)

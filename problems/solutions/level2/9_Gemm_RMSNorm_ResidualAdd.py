@@ -39,7 +39,7 @@ __device__ __forceinline__ float block_sum(float v, float* sh) {
 }
 
 template <int VPT>
-__global__ void rmsnorm_residual_kernel(float* __restrict__ h, const float* __restrict__ res, const float* __restrict__ w,
+__global__ void __launch_bounds__(512) rmsnorm_residual_kernel(float* __restrict__ h, const float* __restrict__ res, const float* __restrict__ w,
                                         int64_t rows, int n, float eps) {
     __shared__ float sh[32];
     const float inv_n = 1.0f / (float)n;
@@ -67,10 +67,10 @@ torch::Tensor rmsnorm_residual_(torch::Tensor h, torch::Tensor residual, torch::
     const int n = (int)h.size(-1);
     const int64_t rows = n ? h.numel() / n : 0;
     if (rows == 0) return h;
-    TORCH_CHECK(n <= 32768, "feature dimension too large for the register-resident row");
+    TORCH_CHECK(n <= 16384, "feature dimension too large for the register-resident row");
     TORCH_CHECK(residual.numel() == h.numel() && w.numel() == n, "shape mismatch");
     auto r = residual.contiguous(), wc = w.contiguous();
-    int threads = std::min(1024, std::max(32, ((n + 7) / 8 + 31) / 32 * 32));
+    int threads = std::min(512, std::max(32, ((n + 7) / 8 + 31) / 32 * 32));
     const int vpt = (n + threads - 1) / threads;
     const int grid = (int)std::min<int64_t>(rows, 1 << 20);
     auto stream = c10::cuda::getCurrentCUDAStream();

@@ -2,12 +2,15 @@
 
 * RMSNorm: one program per token row, the row held in registers (PyTorch: pow, mean, add, rsqrt,
   mul, mul).
-* Attention: one causal flash-attention kernel that reads q/k/v straight out of the projection
-  outputs in (B, T, H, hd) layout (no view/transpose copies), applies the rotary embedding to the
-  Q and K tiles as they are loaded (PyTorch: chunk, neg, cat, 4 muls, 2 adds for each of q and k),
-  runs an online softmax over the causal key blocks only (blocks above the diagonal are skipped,
-  the T x T scores and mask are never materialised) and writes the output already in (B, T, D)
-  layout for the output projection. Dots are full-fp32 IEEE (no TF32).
+* RoPE: one kernel per token rotates q and k (x * cos + rotate_half(x) * sin, partner element
+  loaded directly) and scatters q, k, v from the projection layout (B, T, H, hd) into the
+  attention layout (B, H, T, hd) in the same pass (PyTorch: view/transpose copies plus chunk, neg,
+  cat, two muls and an add for each of q and k).
+* Causal softmax: the two attention GEMMs stay on cuBLAS (fp32 flash attention on CUDA-core FMAs
+  measured slower than cuBLAS SGEMM here); between them one kernel per score row applies the
+  scale, reads only the causal prefix, and writes softmax probabilities with exact zeros above the
+  diagonal, in place (PyTorch: scale multiply, ones/triu mask, masked_fill, softmax: three full
+  read+write passes over B x H x T x T).
 * Residual adds are folded into cuBLAS addmm (C + A @ B) and SwiGLU's silu(g) * u is one fused
   elementwise pass.
 The projections themselves stay on cuBLAS SGEMM.
@@ -39,53 +42,45 @@ def _silu_mul(g_ptr, u_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _rope_tile(ptr, offs_t, offs_d, t_ok, d_ok, row_stride, head_dim, half, cos_ptr, sin_ptr):
-    """Load a [BLOCK_T, BLOCK_D] tile and apply x * cos + rotate_half(x) * sin."""
-    mask = t_ok[:, None] & d_ok[None, :]
-    x = tl.load(ptr + offs_t[:, None] * row_stride + offs_d[None, :], mask=mask, other=0.0)
-    partner = tl.where(offs_d < half, offs_d + half, offs_d - half)
-    xp = tl.load(ptr + offs_t[:, None] * row_stride + partner[None, :], mask=mask, other=0.0)
-    rot = tl.where((offs_d < half)[None, :], -xp, xp)
-    c = tl.load(cos_ptr + offs_t[:, None] * head_dim + offs_d[None, :], mask=mask, other=0.0)
-    s = tl.load(sin_ptr + offs_t[:, None] * head_dim + offs_d[None, :], mask=mask, other=0.0)
-    return x * c + rot * s
+def _rope_to_heads(q_ptr, k_ptr, v_ptr, qo_ptr, ko_ptr, vo_ptr, cos_ptr, sin_ptr, seq, n_heads, head_dim, half,
+                   BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr):
+    """One token: rotate its q and k heads (x * cos + rotate_half(x) * sin) and scatter q, k, v
+    from the projection layout (B, T, H, hd) into the attention layout (B, H, T, hd)."""
+    tok = tl.program_id(0).to(tl.int64)
+    b = tok // seq
+    t = tok % seq
+    hh = tl.arange(0, BLOCK_H)
+    dd = tl.arange(0, BLOCK_D)
+    mask = (hh < n_heads)[:, None] & (dd < head_dim)[None, :]
+    src = tok * n_heads * head_dim + hh[:, None] * head_dim + dd[None, :]
+    partner = tl.where(dd < half, dd + half, dd - half)
+    psrc = tok * n_heads * head_dim + hh[:, None] * head_dim + partner[None, :]
+    sign = tl.where(dd < half, -1.0, 1.0)
+    c = tl.load(cos_ptr + t * head_dim + dd, mask=dd < head_dim, other=0.0)[None, :]
+    s = tl.load(sin_ptr + t * head_dim + dd, mask=dd < head_dim, other=0.0)[None, :]
+    dst = ((b * n_heads + hh[:, None]) * seq + t) * head_dim + dd[None, :]
+    q = tl.load(q_ptr + src, mask=mask, other=0.0)
+    qp = tl.load(q_ptr + psrc, mask=mask, other=0.0)
+    tl.store(qo_ptr + dst, q * c + (sign[None, :] * qp) * s, mask=mask)
+    k = tl.load(k_ptr + src, mask=mask, other=0.0)
+    kp = tl.load(k_ptr + psrc, mask=mask, other=0.0)
+    tl.store(ko_ptr + dst, k * c + (sign[None, :] * kp) * s, mask=mask)
+    tl.store(vo_ptr + dst, tl.load(v_ptr + src, mask=mask, other=0.0), mask=mask)
 
 
 @triton.jit
-def _causal_rope_flash(q_ptr, k_ptr, v_ptr, o_ptr, cos_ptr, sin_ptr, seq, n_heads, head_dim, half,
-                       row_stride, qk_scale,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
-    pid_m = tl.program_id(0)
-    bh = tl.program_id(1)
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
-    base = b * seq * row_stride + h * head_dim           # element (b, t=0, h, d=0)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, BLOCK_D)
-    d_ok = offs_d < head_dim
-    m_ok = offs_m < seq
-    q = _rope_tile(q_ptr + base, offs_m, offs_d, m_ok, d_ok, row_stride, head_dim, half, cos_ptr, sin_ptr)
-    m_i = tl.full([BLOCK_M], -float("inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
-    hi = tl.minimum(seq, (pid_m + 1) * BLOCK_M)          # causal: keys beyond the tile's last query are masked
-    for start in range(0, hi, BLOCK_N):
-        offs_n = start + tl.arange(0, BLOCK_N)
-        n_ok = offs_n < seq
-        k = _rope_tile(k_ptr + base, offs_n, offs_d, n_ok, d_ok, row_stride, head_dim, half, cos_ptr, sin_ptr)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * qk_scale
-        keep = n_ok[None, :] & (offs_n[None, :] <= offs_m[:, None])
-        s = tl.where(keep, s, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        p = tl.exp2(s - m_new[:, None])
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + base + offs_n[:, None] * row_stride + offs_d[None, :],
-                    mask=n_ok[:, None] & d_ok[None, :], other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
-        m_i = m_new
-    out = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * row_stride + offs_d[None, :], out, mask=m_ok[:, None] & d_ok[None, :])
+def _causal_scaled_softmax(s_ptr, seq, scale, BLOCK: tl.constexpr):
+    """In place over one score row i: softmax(scores * scale) over columns <= i, exact zeros
+    above the diagonal (which are never read)."""
+    r = tl.program_id(0).to(tl.int64)
+    i = r % seq
+    cols = tl.arange(0, BLOCK)
+    keep = cols <= i
+    x = tl.load(s_ptr + r * seq + cols, mask=keep, other=0.0) * scale
+    x = tl.where(keep, x, -float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    e = tl.where(keep, e, 0.0)
+    tl.store(s_ptr + r * seq + cols, e / tl.sum(e, axis=0), mask=cols < seq)
 
 
 def _rmsnorm(x2, w, eps):
@@ -132,15 +127,16 @@ class ModelNew(nn.Module):
         freqs = torch.outer(torch.arange(t, device=x.device, dtype=torch.float32), self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos().contiguous(), emb.sin().contiguous()
-        o = torch.empty_like(q)
-        BLOCK_D = max(16, triton.next_power_of_2(hd))
-        BLOCK_M = 64
-        BLOCK_N = 64 if BLOCK_D <= 64 else 32
-        qk_scale = (hd ** -0.5) * 1.4426950408889634
-        grid = (triton.cdiv(t, BLOCK_M), b * nh)
-        _causal_rope_flash[grid](q, k, v, o, cos, sin, t, nh, hd, hd // 2, d, qk_scale,
-                                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D,
-                                 num_warps=4 if BLOCK_D <= 64 else 8, num_stages=2)
+        qh = torch.empty((b, nh, t, hd), device=x.device, dtype=x.dtype)
+        kh = torch.empty_like(qh)
+        vh = torch.empty_like(qh)
+        _rope_to_heads[(b * t,)](q, k, v, qh, kh, vh, cos, sin, t, nh, hd, hd // 2,
+                                 BLOCK_H=triton.next_power_of_2(nh), BLOCK_D=triton.next_power_of_2(hd), num_warps=4)
+        scores = torch.matmul(qh, kh.transpose(-2, -1))    # cuBLAS batched SGEMM (b, h, t, t), fresh buffer
+        BLOCK = max(32, triton.next_power_of_2(t))
+        _causal_scaled_softmax[(b * nh * t,)](scores, t, hd ** -0.5, BLOCK=BLOCK,
+                                              num_warps=16 if BLOCK >= 8192 else (8 if BLOCK >= 2048 else 4))
+        o = torch.matmul(scores, vh).transpose(1, 2).reshape(b * t, d)
         h = torch.addmm(x2, o, self.wo.weight.t())        # residual folded into the GEMM: x + o @ wo^T
         y = _rmsnorm(h, self.ffn_norm.weight, self.ffn_norm.eps)
         g = torch.mm(y, self.w1.weight.t())

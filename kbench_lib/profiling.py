@@ -1,0 +1,87 @@
+"""What a forward call actually ran, from torch.profiler: the ATen compute ops and the device kernels.
+
+Used for THREATS #1-#3 (library passthrough, fallback, decoy kernels): a candidate is judged by what
+ran, not by what its source says. The reference's *compute ops* are the lowest ATen ops of its
+forward that do arithmetic (views, allocation, copies and metadata are ignored; an op such as
+``aten::linear`` whose work is done by a child ``aten::addmm`` counts as the child). A candidate
+whose forward itself executes every one of those ops, as often as the reference does, replaced
+nothing, whatever custom kernel it also launched: it is a library passthrough. A candidate that
+keeps the library GEMM and replaces the rest (a fused epilogue) lacks the epilogue's ops and passes.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+STRUCTURAL = {
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like", "aten::ones",
+    "aten::ones_like", "aten::full", "aten::full_like", "aten::fill_", "aten::zero_", "aten::view", "aten::_unsafe_view",
+    "aten::reshape", "aten::as_strided", "aten::t", "aten::transpose", "aten::permute", "aten::expand",
+    "aten::expand_as", "aten::contiguous", "aten::copy_", "aten::_to_copy", "aten::to", "aten::detach", "aten::detach_",
+    "aten::alias", "aten::slice", "aten::select", "aten::narrow", "aten::unsqueeze", "aten::squeeze", "aten::flatten",
+    "aten::unflatten", "aten::resolve_conj", "aten::resolve_neg", "aten::split", "aten::split_with_sizes", "aten::chunk",
+    "aten::unbind", "aten::numel", "aten::size", "aten::stride", "aten::item", "aten::_local_scalar_dense",
+    "aten::result_type", "aten::lift_fresh", "aten::set_", "aten::resize_", "aten::view_as", "aten::movedim",
+    "aten::unfold", "aten::dropout", "aten::feature_dropout", "aten::lift", "aten::is_nonzero", "aten::_reshape_alias",
+    "aten::clone", "aten::new_empty", "aten::new_empty_strided", "aten::new_zeros", "aten::empty_permuted",
+    "aten::record_stream", "aten::_has_compatible_shallow_copy_type", "aten::is_same_size", "aten::dim",
+    "aten::requires_grad_", "aten::_reshape_copy", "aten::broadcast_tensors", "aten::unsafe_split",
+}
+
+
+def _is_compute(name: str) -> bool:
+    return name.startswith("aten::") and name not in STRUCTURAL
+
+
+def compute_ops(events) -> Counter:
+    """The lowest compute ops among profiler events: compute ops with no compute descendant."""
+    counts: Counter = Counter()
+
+    def has_compute_descendant(e) -> bool:
+        return any(_is_compute(c.name) or has_compute_descendant(c) for c in e.cpu_children)
+
+    for e in events:
+        if e.device_type == torch.autograd.DeviceType.CPU and _is_compute(e.name) and not has_compute_descendant(e):
+            counts[e.name] += 1
+    return counts
+
+
+def kernel_stats(events) -> tuple[int | None, float | None]:
+    """(number of device kernels, share of device time in kernels no ATen op launched)."""
+    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not kernels:
+        return None, None
+    total = sum(e.time_range.elapsed_us() for e in kernels)
+    # each op's .kernels are the kernels it launched itself, so the sum over ops counts each once
+    library = sum(
+        k.duration for e in events
+        if e.device_type == torch.autograd.DeviceType.CPU and e.name.startswith("aten::")
+        for k in (getattr(e, "kernels", None) or [])
+    )
+    share = max(0.0, min(1.0, 1.0 - library / total)) if total > 0 else None
+    return len(kernels), share
+
+
+def profile_call(fn, inputs: list, device: str) -> dict:
+    """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None}."""
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda"):
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        fn(*inputs)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+    events = prof.events()
+    n, share = kernel_stats(events)
+    return {"ops": dict(compute_ops(events)), "n_kernels": n, "custom_kernel_share": share}
+
+
+def passthrough(reference_ops: dict, candidate_ops: dict) -> list[str]:
+    """The reference's compute ops if the candidate ran all of them (as often), else []."""
+    if not reference_ops:
+        return []
+    if all(candidate_ops.get(op, 0) >= n for op, n in reference_ops.items()):
+        return sorted(reference_ops)
+    return []
