@@ -39,6 +39,17 @@ class ModelNew(nn.Module):
 STALE_SRC = CUDA_SRC.replace("if (i < n)", "if (i < n / 2)")  # writes half: the rest is poisoned memory
 
 
+ILLEGAL_SRC = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;", "o[i + (1L << 40)] = v;")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_in_parallel():
+    """Compile this file's CUDA sources at once (each build takes most of a minute alone)."""
+    from kbench_lib.runner import prebuild
+
+    prebuild([Candidate(s, "cuda") for s in (CUDA_SRC, STALE_SRC, ILLEGAL_SRC)], "cuda", JudgeOptions(device="cuda"), jobs=3, progress=False)
+
+
 @pytest.fixture
 def gpu_opts():
     return JudgeOptions(device="cuda", timing_budget_s=2.0)
@@ -64,14 +75,14 @@ def test_triton_candidate_full_size(scale_add_relu, fixtures, gpu_opts):
 
 
 def test_illegal_memory_access_is_contained_and_next_runs(scale_add_relu, gpu_opts):
-    bad = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;", "o[i + (1L << 40)] = v;")
-    v = judge(scale_add_relu, Candidate(bad, "cuda"), gpu_opts)
+    v = judge(scale_add_relu, Candidate(ILLEGAL_SRC, "cuda"), gpu_opts)
     assert not v.correct and v.failure in ("runtime_error", "crash"), v.message
     ok = judge(scale_add_relu, Candidate(CUDA_SRC, "cuda"), gpu_opts)
     assert ok.correct and ok.build_cached
 
 
 def test_oom_is_a_category(scale_add_relu, gpu_opts):
-    src = CUDA_SRC.replace("return _ext.scale_add_relu(a, b, self.scale)", "torch.empty(1 << 45, device=a.device); return a")
-    v = judge(scale_add_relu, Candidate(src, "cuda"), gpu_opts)
+    src = ("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self, scale):\n        super().__init__()\n"
+           "    def forward(self, a, b):\n        return torch.empty(1 << 45, device=a.device)\n")
+    v = judge(scale_add_relu, Candidate(src, "torch"), gpu_opts)
     assert v.failure == "oom", v.message
