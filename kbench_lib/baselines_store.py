@@ -35,6 +35,8 @@ def lookup(problem_key: str, mode: str, device: str, precision: str = "fp32", ro
     if df is None or "runtime_ms" not in df:
         return None
     rows = df[(df["problem"] == problem_key) & (df["mode"] == mode) & (df.get("precision", "fp32") == precision)]
+    if "small" in rows:
+        rows = rows[rows["small"] != True]  # noqa: E712 - stored rows for SMALL sizes never stand in for full size
     rows = rows[rows["runtime_ms"].notna()]
     return float(rows["runtime_ms"].iloc[-1]) if len(rows) else None
 

@@ -131,6 +131,22 @@ def cmd_index(a) -> int:
     return 0
 
 
+def cmd_baselines(a) -> int:
+    from .baselines import sweep
+    from .problems import discover_with_errors
+
+    problems, errors = discover_with_errors(a.problems)
+    for path, err in errors:
+        print(f"kbench baselines: skipping malformed problem {path}: {err}", file=sys.stderr)
+    if a.filter:
+        problems = [p for p in problems if any(f in p.key for f in a.filter)]
+    if a.limit:
+        problems = problems[: a.limit]
+    folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet)
+    print(f"baselines in {folder}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -168,6 +184,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-lowp", action="store_true", help="skip the bf16/fp16 conditioning report")
     p.add_argument("--strict", action="store_true", help="exit 1 when any problem fails")
     p.set_defaults(fn=cmd_lint)
+
+    p = sub.add_parser("baselines", help="time every problem in eager, compile and cudagraph modes (resumable)")
+    p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
+    p.add_argument("--modes", nargs="+", default=["eager", "compile", "cudagraph"], choices=["eager", "compile", "cudagraph"])
+    p.add_argument("--device", default="auto")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--small", dest="small", action="store_true", default=None)
+    size.add_argument("--full", dest="small", action="store_false")
+    p.add_argument("--out", default=None, help="root folder (default results/baselines); a folder per device below it")
+    p.add_argument("--filter", nargs="*", default=None)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per (problem, mode)")
+    p.add_argument("--budget", type=float, default=5.0, help="seconds of timed trials per (problem, mode)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(fn=cmd_baselines)
 
     p = sub.add_parser("index", help="write the problem index (tags, variants, FLOPs, bytes)")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))

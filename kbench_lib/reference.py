@@ -53,6 +53,13 @@ def build_reference(problem: Problem, config: Config, init_seed: int, input_seed
     return model, init_inputs, inputs
 
 
+def make_inputs(problem: Problem, config: Config, input_seed: int, precision: str = "fp32") -> list:
+    """The problem's inputs for one configuration and seed, on the CPU, in the run's precision."""
+    ns = instantiate(problem, config.overrides)
+    torch.manual_seed(input_seed)
+    return cast_floating(list(ns["get_inputs"]()), dtype_of(precision))
+
+
 def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32") -> Case:
     set_flags()
     model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)

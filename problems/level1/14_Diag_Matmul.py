@@ -33,3 +33,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def min_flops():
+    """The task needs one multiply per output element: diag(a) @ B scales the rows of B."""
+    return N * M
