@@ -26,6 +26,10 @@ SUSPECT_MODULES = {
     "concurrent": "background threads",
     "signal": "signal handlers",
     "pickle": "arbitrary deserialisation",
+    "importlib": "loads modules by name",
+    "_thread": "background threads",
+    "mmap": "shared memory with other processes",
+    "sysconfig": "interpreter internals",
 }
 PATCHABLE_ROOTS = {"torch", "time", "F", "nn", "np", "numpy", "os", "sys", "builtins", "triton", "math"}
 SUSPECT_ATTRS = {
@@ -38,7 +42,22 @@ SUSPECT_ATTRS = {
     "get_referrers": "walks live objects",
     "_exit": "exits the process without cleanup",
     "environ": "reads the environment",
+    "fork": "starts processes",
+    "forkpty": "starts processes",
+    "posix_spawn": "starts processes",
+    "system": "runs shell commands",
+    "popen": "runs shell commands",
+    "__globals__": "reaches a function's module",
+    "__code__": "rewrites functions",
+    "__defaults__": "rewrites functions",
+    "__closure__": "reads closures",
+    "__builtins__": "reaches builtins",
+    "_profiler_enabled": "detects the profiler",
+    "get_ident": "inspects threads",
+    "settrace": "traces the judge",
+    "setprofile": "traces the judge",
 }
+SUSPECT_CALLS = {"set_float32_matmul_precision", "use_deterministic_algorithms", "set_flush_denormal", "set_default_dtype"}
 
 
 @dataclass
@@ -102,6 +121,17 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
         if policy.on(name) and text not in flags:
             flags.append(text)
 
+    # names bound to library objects (``T = torch.Tensor``), so patching through an alias shows too
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _root_name(node.value) in PATCHABLE_ROOTS:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    aliases[t.id] = _dotted(node.value)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.asname and a.name.split(".")[0] in PATCHABLE_ROOTS and a.asname not in PATCHABLE_ROOTS:
+                    aliases[a.asname] = a.name
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -114,14 +144,25 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
             for t in targets:
                 if isinstance(t, ast.Attribute) and _root_name(t) in PATCHABLE_ROOTS:
                     add("patches_library", f"assigns to {_dotted(t)} (monkey-patching torch, timers or settings)")
+                elif isinstance(t, ast.Attribute) and _root_name(t) in aliases:
+                    add("patches_library", f"assigns to {_dotted(t)}, an alias of {aliases[_root_name(t)]}")
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and _root_name(node.args[0]) in PATCHABLE_ROOTS:
                 add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
             if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__"):
                 add("dynamic_code", f"calls {f.id}() (code the judge cannot read)")
-            if isinstance(f, ast.Name) and f.id == "globals":
-                add("introspection", "calls globals()")
+            if isinstance(f, ast.Name) and f.id in ("globals", "vars", "locals"):
+                add("introspection", f"calls {f.id}()")
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in SUSPECT_CALLS:
+                add("changes_settings", f"calls {name}() (global numerics the judge owns)")
+            if isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
+                key = node.args[1]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and (key.value in SUSPECT_ATTRS or key.value.startswith("__")):
+                    add("introspection", f"{f.id}(..., {key.value!r}) ({SUSPECT_ATTRS.get(key.value, 'dunder access')})")
+        elif isinstance(node, ast.Attribute) and node.attr == "modules" and _dotted(node) == "sys.modules":
+            add("introspection", "uses sys.modules (reaches other modules' internals)")
         elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRS:
             add("introspection", f"uses .{node.attr} ({SUSPECT_ATTRS[node.attr]})")
     if policy.custom_kernel_required and backend in ("cuda", "cpp", "triton") and not _has_custom_kernel(tree, backend):

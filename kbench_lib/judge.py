@@ -44,7 +44,8 @@ class JudgeOptions:
     device: str = "auto"
     precision: str = "fp32"
     small: bool | None = None  # None: SMALL configurations on the CPU, full size on a GPU
-    n_seeds: int = 5  # fresh input sets for the default configuration (also the timing rotation)
+    n_seeds: int = 5  # fresh input sets for the default configuration
+    timing_sets: int = 5  # further input sets, never seen before the timed calls, for the rotation
     variant_seeds: int = 1  # seeds per variant
     seed: int | None = None  # None: drawn fresh for every judgement
     build_timeout_s: float = 300.0
@@ -121,14 +122,18 @@ def _fail(v: Verdict, failure: str, message: str, log: str | None = None) -> Ver
 
 def _seeds(problem: Problem, base: int, opts: JudgeOptions, small: bool):
     """(config, init_seed, input_seed, timed) for every case: the default configuration with
-    n_seeds distinct input sets over one model, then every variant."""
+    n_seeds distinct input sets over one model, every variant, and (when timing) timing_sets more
+    input sets of the default configuration that only the timed calls see."""
     configs = problem.configs(small=small)
     out = []
     for k in range(opts.n_seeds):
-        out.append((configs[0], base, base + 1 + 7919 * k, True))
+        out.append((configs[0], base, base + 1 + 7919 * k, False))
     for v, cfg in enumerate(configs[1:], start=1):
         for k in range(opts.variant_seeds):
             out.append((cfg, base + 104729 * v, base + 104729 * v + 1 + 7919 * k, False))
+    if opts.timing:
+        for k in range(opts.timing_sets):
+            out.append((configs[0], base, base + 1 + 7919 * (opts.n_seeds + k), True))
     return out
 
 
@@ -239,6 +244,7 @@ def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], devi
     """Times the problem's own Model over the same rotation of input sets as the candidate."""
     model, _ = _reference_model(problem, cases, timed, device, opts)
     sets = [to_device(c.inputs, device) for c, t in zip(cases, timed) if t]
+    warm = [to_device(c.inputs, device) for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
     backward = problem.task == "backward"
     if compile_model:
         model = torch.compile(model)
@@ -249,6 +255,12 @@ def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], devi
                 if isinstance(x, torch.Tensor) and x.is_floating_point():
                     x.requires_grad_(True)
         sets = [[*s, g] for s, g in zip(sets, grads)]
+        wgrads = [[g.to(device) for g in c.grad_output] for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
+        for s in warm:
+            for x in s:
+                if isinstance(x, torch.Tensor) and x.is_floating_point():
+                    x.requires_grad_(True)
+        warm = [[*s, g] for s, g in zip(warm, wgrads)]
 
         def call(*args):
             model.zero_grad(set_to_none=True)
@@ -262,7 +274,7 @@ def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], devi
     set_flags()
     return time_callable(
         call, sets, device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
-        budget_s=opts.timing_budget_s, target_rse=opts.target_rse,
+        budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm or None,
     )
 
 
@@ -305,7 +317,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
     timed = [t for *_, t in plan]
     tol = TOLERANCE[opts.precision]
     # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
-    other = next((c for c, t in zip(cases[1:], timed[1:]) if t), None)
+    other = next((c for c in cases[1:] if c.config == cases[0].config), None)
     for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol):
         v.flags.append(f"degenerate_task: {reason}")
     if device.startswith("cuda"):
@@ -332,7 +344,8 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         v.compiled = True
 
         # run: correctness on every case, then timing, in one fresh isolated process
-        res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env, isolate_network=opts.isolate_network)
+        res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env,
+                                   isolate_network=opts.isolate_network, cuda=device.startswith("cuda"))
         v.network_isolated = res.network_isolated
         fail = _last(res.messages, "failure")
         done = _last(res.messages, "done")
@@ -343,10 +356,16 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             if fail["failure"] == "compile_error":
                 v.compiled = False
             return _fail(v, fail["failure"], fail.get("message", ""), res.log)
-        if res.timed_out or not done:
+        if res.timed_out or not done or res.returncode != 0:
             return _died(v, res, "run", opts.run_timeout_s)
+        finished = {m.get("case") for m in res.messages if isinstance(m, dict) and m.get("event") == "case_done"}
+        missing = [i for i, t in enumerate(timed) if not t and i not in finished]
+        if missing:
+            return _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
         v.flags.extend(done.get("flags", []))
         prof = _last(res.messages, "profile")
+        if not prof and any(timed) and not any(f.startswith("profile_failed") for f in v.flags):
+            v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
         if prof and opts.policy.on("library_passthrough"):
             cand_prof = prof["profile"]
             v.n_kernels, v.custom_kernel_share = cand_prof.get("n_kernels"), cand_prof.get("custom_kernel_share")
@@ -358,6 +377,8 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         # correctness, here, on plain tensors
         worst = 0.0
         for i, case in enumerate(cases):
+            if timed[i]:
+                continue
             path = wd / "out" / f"case_{i}.pt"
             try:
                 got = _load_out(path)
@@ -369,8 +390,9 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 v.max_abs_err = err
                 return _fail(v, failure, message, res.log)
         v.max_abs_err = worst
-        v.seeds_checked = sum(1 for c in cases if c.config == cases[0].config)
-        v.variants_checked = len({c.config for c in cases}) - 1
+        checked = [c for c, t in zip(cases, timed) if not t]
+        v.seeds_checked = sum(1 for c in checked if c.config == checked[0].config)
+        v.variants_checked = len({c.config for c in checked}) - 1
         v.correct = True
 
         # timing: re-check sampled timed outputs (phase detection, memoisation: THREATS #8, #9)
@@ -437,7 +459,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
         t0 = time.monotonic()
         res = sandbox.run_isolated(
             ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
-            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network,
+            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network, cuda=device.startswith("cuda"),
         )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
         fail = _last(res.messages, "failure")

@@ -4,8 +4,9 @@ WARNING: a candidate is arbitrary code written by a model. It runs here, in a fr
 gets: a scrubbed environment built from an allow-list (no API keys, tokens, credentials or cloud
 settings), a private temporary directory as its cwd, HOME and TMPDIR, resource limits (no core
 files, bounded file sizes and open files), its own session (so a timeout kills it and every child
-it started), a wall-clock limit, and, where the OS allows, its own empty network namespace
-(``unshare --net``: no interface but a down loopback). Its stdout and stderr go through a pipe into
+it started), a wall-clock limit, and, where the OS allows, its own network, PID and mount
+namespaces (``unshare --net --pid --fork --mount-proc``: no interface but a down loopback, and a
+fresh ``/proc`` in which the judge's process, its environment and its memory do not exist). Its stdout and stderr go through a pipe into
 a bounded log (the first and last 32 KiB are kept), so 100 MB of printing costs nothing but time.
 This is isolation against accidents and opportunistic cheats, not a security boundary against a
 kernel exploit: run untrusted batches inside a VM or container as well.
@@ -50,20 +51,37 @@ def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | Non
     return env
 
 
-@functools.lru_cache(maxsize=1)
-def netns_prefix() -> tuple[str, ...]:
-    """The command prefix that gives a process an empty network namespace here, or () if none."""
+PREFIXES = (
+    # own network, PID and mount namespaces with a fresh /proc: no network, and no view of the judge's
+    # process (its environment, its memory) or of any other process
+    ("--net", "--pid", "--fork", "--mount-proc"),
+    ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc"),
+    ("--net",),
+    ("--user", "--map-root-user", "--net"),
+)
+
+
+@functools.lru_cache(maxsize=4)
+def isolation_prefix(cuda: bool = False) -> tuple[str, ...]:
+    """The strongest ``unshare`` prefix that works here, or () if none. With ``cuda``, the probe
+    also creates a CUDA context inside it, so an isolation the driver cannot live with is never
+    chosen."""
     exe = shutil.which("unshare")
     if not exe:
         return ()
-    for prefix in ((exe, "--net"), (exe, "--user", "--map-root-user", "--net")):
+    probe = [sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); print('ok')"] if cuda else ["true"]
+    for flags in PREFIXES:
         try:
-            r = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+            r = subprocess.run([exe, *flags, *probe], capture_output=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired):
             continue
-        if r.returncode == 0:
-            return prefix
+        if r.returncode == 0 and (not cuda or b"ok" in r.stdout):
+            return (exe, *flags)
     return ()
+
+
+def netns_prefix() -> tuple[str, ...]:
+    return isolation_prefix(False)
 
 
 def _limit_resources(max_file_bytes: int) -> None:  # runs in the child before exec
@@ -108,14 +126,18 @@ class ProcessResult:
     log: str
     messages: list
     network_isolated: bool
+    pid_isolated: bool = False
 
     @property
     def signal_name(self) -> str | None:
-        if self.returncode is not None and self.returncode < 0:
+        code = self.returncode
+        if code is not None and self.pid_isolated and code > 128:
+            code = 128 - code  # the namespace's shell reports a child killed by signal N as 128 + N
+        if code is not None and code < 0:
             try:
-                return signal.Signals(-self.returncode).name
+                return signal.Signals(-code).name
             except ValueError:
-                return f"signal {-self.returncode}"
+                return f"signal {-code}"
         return None
 
 
@@ -151,6 +173,7 @@ def run_isolated(
     env_extra: dict[str, str] | None = None,
     isolate_network: bool = True,
     max_file_bytes: int = 16 << 30,
+    cuda: bool = False,
 ) -> ProcessResult:
     """Run ``python -m <args...>`` in ``workdir`` under the limits above.
 
@@ -163,8 +186,12 @@ def run_isolated(
     # the worker must import this package whatever the cwd and however it was installed
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    prefix = netns_prefix() if isolate_network else ()
+    prefix = isolation_prefix(cuda) if isolate_network else ()
     cmd = [*prefix, sys.executable, *args]
+    if "--pid" in prefix:
+        # a shell is the namespace's init (PID 1), so the worker is an ordinary process: signals
+        # reach it as they would outside, and it dies of its faults like any other
+        cmd = [*prefix, "/bin/sh", "-c", '"$@"; exit $?', "kbench-init", sys.executable, *args]
     started = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -205,4 +232,5 @@ def run_isolated(
         log=log.text(),
         messages=messages,
         network_isolated=bool(prefix),
+        pid_isolated="--pid" in prefix,
     )

@@ -58,12 +58,13 @@ class Timing:
     n_trials: int
     rse: float  # relative standard error of the median estimate
     unjoined_trials: int = 0  # trials whose work outlived the call on another stream
+    first_round_ms: float | None = None  # median of the first call on each input set
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def summarize(samples_ms: list[float], unjoined: int = 0) -> Timing:
+def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Timing:
     s = sorted(samples_ms)
     n = len(s)
     med = statistics.median(s)
@@ -76,7 +77,8 @@ def summarize(samples_ms: list[float], unjoined: int = 0) -> Timing:
     # standard error of the median ~ 1.2533 * sigma / sqrt(n), sigma estimated robustly from the IQR
     sigma = (q(0.75) - q(0.25)) / 1.349 if n >= 4 else std
     rse = (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
-    return Timing(med, mean, std, q(0.10), q(0.90), s[0], n, rse, unjoined)
+    first = statistics.median(samples_ms[:n_sets]) if n_sets and n > n_sets else None
+    return Timing(med, mean, std, q(0.10), q(0.90), s[0], n, rse, unjoined, first)
 
 
 def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float) -> bool:
@@ -127,19 +129,22 @@ def time_cuda(
     target_rse: float = 0.005,
     flush_l2: bool = True,
     after_call=None,
+    warmup_sets: list | None = None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
     ``after_call(index, set_index, output)`` is called outside the timed window (used to keep a
-    sample of timed outputs for re-checking)."""
+    sample of timed outputs for re-checking). Warm-up runs on ``warmup_sets`` when given, so the
+    first timed call on each input set is the first call that sees its data."""
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
     # warm-up: until warmup_ms have passed, at least once per input set
     started = _monotonic()
+    warm = warmup_sets or input_sets
     i = 0
-    while i < len(input_sets) or (_monotonic() - started) * 1e3 < warmup_ms:
-        fn(*input_sets[i % len(input_sets)])
+    while i < len(warm) or (_monotonic() - started) * 1e3 < warmup_ms:
+        fn(*warm[i % len(warm)])
         _synchronize(device)
         i += 1
         if i > 10000:
@@ -170,7 +175,7 @@ def time_cuda(
             after_call(k, set_index, out)
         del out
         k += 1
-    return summarize(samples, unjoined)
+    return summarize(samples, unjoined, len(input_sets) if warmup_sets else 0)
 
 
 def time_cpu(
@@ -183,12 +188,14 @@ def time_cpu(
     budget_s: float = 5.0,
     target_rse: float = 0.005,
     after_call=None,
+    warmup_sets: list | None = None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on the CPU with a monotonic clock, rotating over ``input_sets``."""
     started = _monotonic()
+    warm = warmup_sets or input_sets
     i = 0
-    while i < len(input_sets) or (_monotonic() - started) * 1e3 < warmup_ms:
-        fn(*input_sets[i % len(input_sets)])
+    while i < len(warm) or (_monotonic() - started) * 1e3 < warmup_ms:
+        fn(*warm[i % len(warm)])
         i += 1
         if i > 10000:
             break
@@ -205,7 +212,7 @@ def time_cpu(
             after_call(k, set_index, out)
         del out
         k += 1
-    return summarize(samples)
+    return summarize(samples, 0, len(input_sets) if warmup_sets else 0)
 
 
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:

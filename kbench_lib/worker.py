@@ -14,9 +14,9 @@ Everything this module relies on after the candidate is imported is bound before
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
-import random
 import sys
 import threading
 import traceback
@@ -28,6 +28,8 @@ from .reference import set_flags
 from .tensors import as_output_list, dtype_of, to_device
 
 _Tensor = torch.Tensor
+_detach = torch.Tensor.detach
+_to = torch.Tensor.to
 _save = torch.save
 _load = torch.load
 _exit = os._exit
@@ -35,6 +37,8 @@ _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
 UNJOINED_SHARE = 0.25
+MEMO_RATIO = 0.5
+MEMO_MIN_MS = 0.005
 
 
 class Channel:
@@ -126,7 +130,8 @@ def _check_output(out, inputs) -> tuple[list | None, str | None, list[str]]:
 
 
 def _to_cpu(objs):
-    return [o.detach().to("cpu", copy=True) if isinstance(o, _Tensor) else o for o in objs]
+    """Copies to the CPU through methods bound before the candidate was imported (THREATS #13)."""
+    return [_to(_detach(o), "cpu", copy=True) if isinstance(o, _Tensor) else o for o in objs]
 
 
 def _threads() -> int:
@@ -134,6 +139,64 @@ def _threads() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return threading.active_count()
+
+
+def _settings() -> dict:
+    """The global numerics settings a candidate must not change (THREATS #16, #17)."""
+    return {
+        "matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "matmul.fp16_reduced_precision": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "matmul.bf16_reduced_precision": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+    }
+
+
+def _harness_objects() -> dict:
+    """Every function the harness relies on after the candidate is imported, by identity
+    (THREATS #14): this module's, the timing and profiling modules', and the torch entry points."""
+    import kbench_lib.worker as worker_module  # the same code when this runs as __main__
+
+    objs = {}
+    for mod in {sys.modules[__name__], worker_module, timing, profiling}:
+        for name, obj in vars(mod).items():
+            if callable(obj) or name.startswith("_"):
+                objs[f"{mod.__name__}.{name}"] = obj
+    objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
+    for owner, names in (
+        (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__")),
+        (torch, ("save", "load", "equal", "allclose", "isfinite", "manual_seed")),
+        (torch.cuda, ("synchronize", "Event", "mem_get_info")),
+        (os, ("write", "urandom", "listdir", "_exit")),
+        (json, ("dumps",)),
+    ):
+        for name in names:  # getattr_static: the stored object itself, not a fresh bound method
+            objs[f"{getattr(owner, '__name__', owner)}.{name}"] = inspect.getattr_static(owner, name, None)
+    return objs
+
+
+def _changed(before: dict) -> list[str]:
+    now = _harness_objects()
+    return sorted(k for k, v in before.items() if now.get(k) is not v)
+
+
+def _child_processes() -> list[int]:
+    """Processes this one started that are still alive (THREATS #12: work outside the window)."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and entry != me:
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if fields[1] == me and fields[0] != "Z":
+                    found.append(int(entry))
+            except (OSError, IndexError):
+                continue
+    return found
 
 
 def _start_runtime_threads(device: torch.device, profile: bool) -> None:
@@ -158,12 +221,25 @@ def run(mode: str, jobdir: str) -> int:
         device = torch.device("cuda", torch.cuda.current_device())
     backward = job["task"] == "backward"
     dtype = dtype_of(job["precision"])
+    # every input is read now and its file removed: the candidate cannot read the seeds' data from
+    # disk and precompute answers (THREATS #7)
+    loaded = [_load(os.path.join(jobdir, m["file"]), weights_only=True) for m in job["cases"]]
+    if mode == "run":
+        for m in job["cases"]:
+            os.unlink(os.path.join(jobdir, m["file"]))
+        os.unlink(os.path.join(jobdir, "job.json"))
     set_flags()
     if device.type == "cuda":
         torch.cuda.set_device(device)
         torch.empty(1, device=device)  # create the context before the candidate runs
+    else:
+        # CPU: memory torch.empty hands out is filled with NaN, as the allocator poison does on CUDA
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
+    settings = _settings()
+    harness = _harness_objects()
 
     chan.send(event="stage", stage="build" if mode == "build" else "load")
     try:
@@ -213,9 +289,21 @@ def run(mode: str, jobdir: str) -> int:
 
     flags: list[str] = []
     cases = job["cases"]
+
+    def check_settings(where: str) -> None:
+        now = _settings()
+        if now != settings:
+            changed = ", ".join(f"{k}: {settings[k]} -> {now[k]}" for k in settings if now[k] != settings[k])
+            text = f"global_settings_changed: {changed} ({where})"
+            if text not in flags:
+                flags.append(text)
+            set_flags()  # measure on the judge's settings regardless
+
     for i, meta in enumerate(cases):
+        if meta.get("timed"):
+            continue  # timing-only input sets: never seen before the timed calls
         chan.send(event="stage", stage="correctness", case=i)
-        case = _load(os.path.join(jobdir, meta["file"]), weights_only=True)
+        case = loaded[i]
         try:
             model = make_model(case)
             inputs = to_device(case["inputs"], device)
@@ -233,6 +321,7 @@ def run(mode: str, jobdir: str) -> int:
                     out = model(*inputs)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
+            check_settings("during a correctness call")
             outs, err, out_flags = _check_output(out, inputs)
             if err:
                 chan.send(event="failure", failure="output_mismatch", message=err, case=i)
@@ -266,10 +355,11 @@ def run(mode: str, jobdir: str) -> int:
         chan.send(event="case_done", case=i)
 
     timed = [i for i, m in enumerate(cases) if m.get("timed")]
+    warm = [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == cases[timed[0]]["config"]] if timed else []
     if timed and job.get("profile", True):
         chan.send(event="stage", stage="profile")
         try:
-            case = _load(os.path.join(jobdir, cases[timed[0]]["file"]), weights_only=True)
+            case = loaded[warm[0] if warm else timed[0]]
             model = make_model(case)
             inputs = to_device(case["inputs"], device)
             with torch.no_grad():
@@ -283,7 +373,8 @@ def run(mode: str, jobdir: str) -> int:
     if timed and job.get("timing", {}).get("enabled", True):
         chan.send(event="stage", stage="timing")
         try:
-            flags.extend(_time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan))
+            flags.extend(_time(job, loaded, timed, warm, make_model, device, backward, outdir, chan))
+            check_settings("during timing")
         except _LoadError as e:
             chan.send(event="failure", failure="load_error", message=str(e))
             return 0
@@ -297,6 +388,12 @@ def run(mode: str, jobdir: str) -> int:
     tampered = timing.tampered_bindings()
     if tampered:
         flags.append("timer_tampered: " + ", ".join(tampered))
+    changed = _changed(harness)
+    if changed:
+        flags.append("harness_tampered: " + ", ".join(changed[:12]))
+    children = _child_processes()
+    if children:
+        flags.append(f"processes_started: {len(children)} process(es) the candidate started are still running")
     threads_after = _threads()
     if threads_after > threads_before:
         flags.append(f"threads_started: {threads_after - threads_before} thread(s) still running after the calls")
@@ -304,19 +401,19 @@ def run(mode: str, jobdir: str) -> int:
     return 0
 
 
-def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan) -> list[str]:
-    """Times the default configuration over a rotation of its input sets; keeps sampled outputs."""
+def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, chan) -> list[str]:
+    """Times the default configuration over a rotation of input sets the candidate has never seen
+    (warm-up runs on the correctness inputs); keeps a sample of timed outputs chosen after each
+    call returns, so no call can know it will be re-checked (THREATS #8, #9)."""
     tcfg = job.get("timing", {})
-    loaded = [_load(os.path.join(jobdir, cases[i]["file"]), weights_only=True) for i in timed]
+    loaded = [all_cases[i] for i in timed]
     model = make_model(loaded[0])
     input_sets = [to_device(c["inputs"], device) for c in loaded]
+    warmup_sets = [to_device(all_cases[i]["inputs"], device) for i in warm] or None
     grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
+    warm_grads = [[g.to(device) for g in all_cases[i]["grad_output"]] for i in warm] if backward and warm else None
     samples: dict[int, object] = {}
-    # which timed call of each input set is re-checked: drawn at random, never the warm-up
-    rng = random.Random(os.urandom(8))
     n_sets = len(input_sets)
-    rounds = max(1, (int(tcfg.get("min_trials", 100)) - 1) // n_sets)
-    pick = {j + n_sets * rng.randint(1, rounds) if rounds > 1 else j for j in range(n_sets)}
 
     if backward:
         for s in input_sets:
@@ -325,6 +422,12 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
                     t.requires_grad_(True)
         # each set carries its own upstream gradient as its last element
         sets = [[*s, g] for s, g in zip(input_sets, grads)]
+        if warmup_sets:
+            for s in warmup_sets:
+                for t in s:
+                    if isinstance(t, _Tensor) and t.is_floating_point():
+                        t.requires_grad_(True)
+            warmup_sets = [[*s, g] for s, g in zip(warmup_sets, warm_grads)]
 
         def call(*args):
             model.zero_grad(set_to_none=True)
@@ -339,7 +442,8 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
                 return model(*inputs)
 
     def keep(k, set_index, out):
-        if k in pick and set_index not in samples:
+        # decided only after the call returned, from the OS's randomness
+        if k >= n_sets and set_index not in samples and os.urandom(1)[0] < 64:
             outs = as_output_list(out)
             if all(type(o) is _Tensor for o in outs):
                 samples[set_index] = _to_cpu(outs)
@@ -355,17 +459,24 @@ def _time(job, jobdir, cases, timed, make_model, device, backward, outdir, chan)
         budget_s=tcfg.get("budget_s", 10.0),
         target_rse=tcfg.get("target_rse", 0.005),
         after_call=keep,
+        warmup_sets=warmup_sets,
     )
     _save(
         {"samples": {timed[j]: v for j, v in samples.items()}, "inputs_after": {timed[j]: _to_cpu([t.detach() if isinstance(t, _Tensor) else t for t in s]) for j, s in enumerate(input_sets)}},
         os.path.join(outdir, "timing.pt"),
     )
     chan.send(event="timing", timing=result.as_dict())
+    out = []
     # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
     # does so on (nearly) every call
     if result.unjoined_trials > UNJOINED_SHARE * result.n_trials:
-        return [f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream"]
-    return []
+        out.append(f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream")
+    # the first call on never-seen data against later calls on the same data: a kernel that does
+    # the work takes as long both times (the L2 cache is flushed before each); one that caches
+    # answers by pointer or fingerprint is fast only once it has seen the data (THREATS #8)
+    if result.first_round_ms and result.median_ms < MEMO_RATIO * result.first_round_ms and result.first_round_ms - result.median_ms > MEMO_MIN_MS:
+        out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms, repeats {result.median_ms:.4g} ms")
+    return out
 
 
 class _LoadError(Exception):

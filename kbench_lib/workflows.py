@@ -76,3 +76,38 @@ def figures(df: pd.DataFrame, out_dir) -> dict:
         made["fast_p_eager"] = plots.save(plots.fast_p_curve(df, "eager"), out_dir / "fast_p_eager")
         made["outcomes"] = plots.save(plots.outcome_bars(df), out_dir / "outcomes")
     return made
+
+
+def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph"), device: str = "auto", levels=None,
+                      limit: int | None = None, small: bool | None = None, root=None, budget_s: float = 5.0):
+    """Run (or resume) a baseline sweep and return its rows."""
+    from .baselines import sweep
+    from .baselines_store import _table
+
+    problems, _ = discover_with_errors(problems_dir or REPO / "problems")
+    if levels:
+        problems = [p for p in problems if p.level in levels]
+    problems = problems[:limit] if limit else problems
+    folder = sweep(problems, modes, device, small=small, root=root, budget_s=budget_s)
+    _table.cache_clear()
+    return _table(str(folder))
+
+
+def baseline_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per level: problems, failures per mode, median eager/compile and eager/cudagraph time ratios,
+    median eager time over the speed-of-light bound."""
+    wide = df.pivot_table(index=["level", "problem"], columns="mode", values="runtime_ms", aggfunc="last")
+    rows = []
+    for level, g in wide.groupby(level="level"):
+        row = {"level": level, "problems": len(g)}
+        for mode in ("eager", "compile", "cudagraph"):
+            row[f"{mode}_ok"] = int(g[mode].notna().sum()) if mode in g else 0
+        if "compile" in g:
+            row["median_eager_over_compile"] = float((g["eager"] / g["compile"]).median())
+        if "cudagraph" in g:
+            row["median_eager_over_cudagraph"] = float((g["eager"] / g["cudagraph"]).median())
+        if "sol_ms" in df:
+            sol = df[df["mode"] == "eager"].set_index(["level", "problem"])["sol_ms"]
+            row["median_eager_over_sol"] = float((g["eager"] / sol.reindex(g.index)).median())
+        rows.append(row)
+    return pd.DataFrame(rows)
