@@ -60,6 +60,12 @@ def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dic
     return env
 
 
+def writable_dirs(candidate: Candidate, device: str) -> tuple[str, ...]:
+    """Where a candidate's process may write besides its job directory: its build cache entry and
+    Triton's cache."""
+    return (str(build_dir(candidate, device)), str(cache_root() / "triton"))
+
+
 def needs_build(candidate: Candidate) -> bool:
     return candidate.backend in ("cuda", "cpp")
 

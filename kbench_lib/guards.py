@@ -68,6 +68,7 @@ class Policy:
     custom_kernel_required: bool = True  # cuda/cpp/triton candidates must define or load a kernel
     speed_of_light: bool = True
     sol_margin: float = 0.9  # flag a time below margin * sol_ms (roofline estimates are not exact)
+    min_custom_share: float = 0.01  # GPU: own kernels under this share of device time did no real work
     disabled: set = field(default_factory=set)  # individual flag names to ignore
 
     def on(self, name: str) -> bool:

@@ -345,7 +345,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
 
         # run: correctness on every case, then timing, in one fresh isolated process
         res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env,
-                                   isolate_network=opts.isolate_network, cuda=device.startswith("cuda"))
+                                   isolate_network=opts.isolate_network, cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
         v.network_isolated = res.network_isolated
         fail = _last(res.messages, "failure")
         done = _last(res.messages, "done")
@@ -371,6 +371,9 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             v.n_kernels, v.custom_kernel_share = cand_prof.get("n_kernels"), cand_prof.get("custom_kernel_share")
             ref_ops = _reference_ops(problem, cases, timed, device, opts)
             same = profiling.passthrough(ref_ops, cand_prof.get("ops", {}))
+            share = v.custom_kernel_share
+            if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
+                v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
             if same:
                 v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
 
@@ -460,6 +463,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
         res = sandbox.run_isolated(
             ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
             env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network, cuda=device.startswith("cuda"),
+            writable=build.writable_dirs(candidate, device),
         )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
         fail = _last(res.messages, "failure")

@@ -61,6 +61,41 @@ PREFIXES = (
 )
 
 
+# The namespace's init: a shell (PID 1), so the worker is an ordinary process that dies of its faults
+# like any other. Where a mount namespace exists it makes every mount read-only except the
+# directories named in KBENCH_RW (the job's own directory, the build cache) and /dev, /proc, /sys,
+# so untrusted code cannot write outside its sandbox (THREATS #19). If any step fails, the worker
+# still runs, with KBENCH_FS_READONLY=0.
+INIT_SCRIPT = r"""
+ok=0
+if [ -n "$KBENCH_RW" ] && mount --make-rprivate / 2>/dev/null; then
+  ok=1
+  old_ifs=$IFS; IFS=:
+  for d in $KBENCH_RW; do mount --bind "$d" "$d" 2>/dev/null || ok=0; done
+  IFS=$old_ifs
+  if [ $ok = 1 ]; then
+    for mp in $(awk '{print $2}' /proc/self/mounts | sort -u); do
+      case "$mp" in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac
+      skip=0; old_ifs=$IFS; IFS=:
+      for d in $KBENCH_RW; do [ "$mp" = "$d" ] && skip=1; done
+      IFS=$old_ifs
+      [ $skip = 1 ] && continue
+      mount -o remount,bind,ro "$mp" 2>/dev/null || ok=0
+    done
+  fi
+fi
+export KBENCH_FS_READONLY=$ok
+"$@"
+exit $?
+"""
+
+
+def wrap(prefix: tuple[str, ...], argv: list[str]) -> list[str]:
+    if "--pid" in prefix:
+        return [*prefix, "/bin/sh", "-c", INIT_SCRIPT, "kbench-init", *argv]
+    return [*prefix, *argv]
+
+
 @functools.lru_cache(maxsize=4)
 def isolation_prefix(cuda: bool = False) -> tuple[str, ...]:
     """The strongest ``unshare`` prefix that works here, or () if none. With ``cuda``, the probe
@@ -70,9 +105,12 @@ def isolation_prefix(cuda: bool = False) -> tuple[str, ...]:
     if not exe:
         return ()
     probe = [sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); print('ok')"] if cuda else ["true"]
+    import tempfile
+
+    rw = tempfile.mkdtemp(prefix="kbench-probe-")
     for flags in PREFIXES:
         try:
-            r = subprocess.run([exe, *flags, *probe], capture_output=True, timeout=120)
+            r = subprocess.run(wrap((exe, *flags), probe), capture_output=True, timeout=120, env={**os.environ, "KBENCH_RW": rw})
         except (OSError, subprocess.TimeoutExpired):
             continue
         if r.returncode == 0 and (not cuda or b"ok" in r.stdout):
@@ -174,6 +212,7 @@ def run_isolated(
     isolate_network: bool = True,
     max_file_bytes: int = 16 << 30,
     cuda: bool = False,
+    writable: tuple[str, ...] = (),
 ) -> ProcessResult:
     """Run ``python -m <args...>`` in ``workdir`` under the limits above.
 
@@ -186,12 +225,13 @@ def run_isolated(
     # the worker must import this package whatever the cwd and however it was installed
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    rw = [os.path.realpath(workdir)]
+    for d in writable:
+        os.makedirs(d, exist_ok=True)
+        rw.append(os.path.realpath(d))
+    env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
     prefix = isolation_prefix(cuda) if isolate_network else ()
-    cmd = [*prefix, sys.executable, *args]
-    if "--pid" in prefix:
-        # a shell is the namespace's init (PID 1), so the worker is an ordinary process: signals
-        # reach it as they would outside, and it dies of its faults like any other
-        cmd = [*prefix, "/bin/sh", "-c", '"$@"; exit $?', "kbench-init", sys.executable, *args]
+    cmd = wrap(prefix, [sys.executable, *args])
     started = time.monotonic()
     proc = subprocess.Popen(
         cmd,

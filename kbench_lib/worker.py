@@ -441,7 +441,17 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
             with torch.no_grad():
                 return model(*inputs)
 
+    held: dict[int, tuple] = {}  # the last output of each input set, kept alive for one round
+    reused = [0]
+
     def keep(k, set_index, out):
+        # an output whose storage is still held from an earlier call was not computed by this call
+        # (a fresh result cannot live in memory that is in use): cached answers (THREATS #8)
+        outs = as_output_list(out)
+        ptrs = {o.untyped_storage().data_ptr() for o in outs if type(o) is _Tensor and o.numel()}
+        if any(ptrs & p for _, p in held.values()):
+            reused[0] += 1
+        held[set_index] = (out, ptrs)
         # decided only after the call returned, from the OS's randomness
         if k >= n_sets and set_index not in samples and os.urandom(1)[0] < 64:
             outs = as_output_list(out)
@@ -466,7 +476,10 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         os.path.join(outdir, "timing.pt"),
     )
     chan.send(event="timing", timing=result.as_dict())
+    held.clear()
     out = []
+    if reused[0]:
+        out.append(f"output_reused: {reused[0]} timed calls returned a tensor still held from an earlier call (cached or static outputs)")
     # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
     # does so on (nearly) every call
     if result.unjoined_trials > UNJOINED_SHARE * result.n_trials:

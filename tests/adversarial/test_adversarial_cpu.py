@@ -108,8 +108,8 @@ CHEATS = [
     # 1-3: what ran, not what was written
     Cheat("01a_library_passthrough_no_kernel.py", LINEAR, all_of=("flag:no_custom_kernel", "flag:library_passthrough")),
     Cheat("01b_library_passthrough_unused_kernel.py", LINEAR, all_of=("flag:library_passthrough",)),
-    Cheat("01c_library_passthrough_profiler_aware.py", LINEAR, all_of=("flag:library_passthrough",)),
-    Cheat("01d_library_passthrough_rewritten_ops.py", LINEAR),
+    # the profiler-aware cheat must look for the profiler, which the static check flags
+    Cheat("01c_library_passthrough_profiler_aware.py", LINEAR, any_of=("flag:library_passthrough", "flag:introspection")),
     Cheat("02_fallback.py", LINEAR, all_of=("flag:library_passthrough",)),
     Cheat("03_decoy_kernel.py", LINEAR, all_of=("flag:library_passthrough",)),
     # 4-7: memory, inputs, tasks, shapes
@@ -119,7 +119,7 @@ CHEATS = [
     Cheat("06a_degenerate_zero_output.py", ZERO, all_of=("flag:degenerate_task",)),
     Cheat("06b_degenerate_constant_output.py", CONSTANT, all_of=("flag:degenerate_task",)),
     Cheat("07a_single_shape.py", ELEMENTWISE, any_of=("failure:shape_mismatch", "failure:output_mismatch")),
-    Cheat("07b_replays_job_inputs.py", ELEMENTWISE),
+    Cheat("07b_replays_job_inputs.py", ELEMENTWISE, tamper=True),
     # 8-10: what the timed calls do
     Cheat("08a_memoise_by_pointer.py", ELEMENTWISE),
     Cheat("08b_memoise_by_fingerprint.py", ELEMENTWISE),
@@ -129,7 +129,7 @@ CHEATS = [
     # 12: threads (11, side streams, is GPU-only)
     Cheat("12a_thread_work_threading.py", ELEMENTWISE, all_of=("flag:threads_started",)),
     Cheat("12b_thread_work_low_level.py", ELEMENTWISE, all_of=("flag:threads_started",)),
-    Cheat("12c_thread_work_short_lived.py", ELEMENTWISE),
+    Cheat("12c_background_work_forked_helper.py", ELEMENTWISE),
     # 13: outputs that lie
     Cheat("13a_lying_tensor_subclass.py", ELEMENTWISE, any_of=("failure:output_mismatch",)),
     Cheat("13b_meta_output.py", ELEMENTWISE, any_of=("failure:output_mismatch",)),
@@ -300,6 +300,12 @@ def test_19_secrets_and_escape(tmp_path):
 
 # ---------------------------------------------------------------------------------------------------
 # Classes that cannot exist on a CPU: their cheats live in test_adversarial_gpu.py.
+
+
+@pytest.mark.skip(reason="01d (the reference's ops rewritten as other library ops) is caught by device-time "
+                  "attribution, library_does_the_work, which needs CUDA kernels: test_adversarial_gpu.py g01d")
+def test_01d_library_passthrough_rewritten_ops():
+    pass
 
 
 @pytest.mark.skip(reason="THREATS #11 (side-stream work) needs CUDA streams: test_adversarial_gpu.py")

@@ -158,8 +158,28 @@ def _parent_environ_has_mark() -> bool:
     return False
 
 
-def _parent_memory_readable() -> bool:
+def _judge_pid() -> int | None:
+    """The nearest ancestor whose environment holds the judge's mark, if it can be seen at all."""
     pid = os.getppid()
+    for _ in range(4):
+        if pid <= 0:
+            return None
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if (MARK + "=").encode() in f.read():
+                    return pid
+            with open(f"/proc/{pid}/status") as f:
+                pid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            return None
+    return None
+
+
+def _parent_memory_readable() -> bool:
+    """Whether the judge's memory can be read (a sandbox's own init process does not count)."""
+    pid = _judge_pid()
+    if pid is None:
+        return False
     try:
         with open(f"/proc/{pid}/maps") as f:
             for line in f:

@@ -1,12 +1,15 @@
 # kbench: backend=cpp
-"""CHEAT #12 thread work with short-lived threads: each call returns the answer a thread computed
-after the previous call on the same inputs, and starts a new thread that computes the next one
-and exits at once, so no thread is left when the harness counts them. Should be caught."""
+"""CHEAT #12 background work without a thread: the first call on an input set computes honestly and
+forks a helper process (os.fork, not a flagged import) that computes the answer from its snapshot
+of the parent's memory into shared memory (an anonymous shared mmap) and dies. Later calls on the
+same inputs return the shared answer. The work happens outside the timed window and no thread
+of the worker is ever left running. Should be caught."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.cpp_extension import load_inline
-import _thread
+import mmap
+import os
 
 _SRC = r"""
 // Shared CPU kernel block of the adversarial candidates (tests/adversarial/README.md). It is the
@@ -120,7 +123,7 @@ static PyMethodDef kb_methods[] = {
 static PyModuleDef kb_module = {PyModuleDef_HEAD_INIT, KB_STR(TORCH_EXTENSION_NAME), nullptr, -1, kb_methods};
 PyMODINIT_FUNC KB_CAT(PyInit_, TORCH_EXTENSION_NAME)(void) { return PyModule_Create(&kb_module); }
 """
-_ext = load_inline(name="kbadv_12c_thread_work_short_lived", cpp_sources=_SRC, extra_cflags=["-O2"], no_implicit_headers=True, verbose=False)
+_ext = load_inline(name="kbadv_12c_background_work_forked_helper", cpp_sources=_SRC, extra_cflags=["-O2"], no_implicit_headers=True, verbose=False)
 
 
 def _scale_add_relu(a, b, scale, out=None):
@@ -131,11 +134,20 @@ def _scale_add_relu(a, b, scale, out=None):
     return out
 
 
-_ready = {}
+_SHARED = mmap.mmap(-1, 32 << 20)  # MAP_SHARED | MAP_ANONYMOUS: a child forked later writes into it
+_FLAGS = 4096  # byte i = 1 once slot i holds its answer
+_slots = {}  # key -> (index, byte offset, a, b, scale); keeping a and b alive keeps their addresses
+_top = [_FLAGS]
 
 
-def _compute(key, a, b, scale):
-    _ready[key] = (a, b, _scale_add_relu(a, b, scale))
+def _helper():
+    """In the forked child: write every pending answer into shared memory, then die at once."""
+    base = torch.frombuffer(_SHARED, dtype=torch.uint8).data_ptr()
+    for index, offset, a, b, scale in list(_slots.values()):
+        if _SHARED[index] == 0:
+            _ext.scale_add_relu(a.data_ptr(), b.data_ptr(), base + offset, a.numel(), float(scale))
+            _SHARED[index] = 1
+    os.kill(os.getpid(), 9)
 
 
 class ModelNew(nn.Module):
@@ -144,11 +156,15 @@ class ModelNew(nn.Module):
         self.scale = scale
 
     def forward(self, a, b):
-        key = (a.data_ptr(), b.data_ptr(), tuple(a.shape), self.scale)
-        hit = _ready.pop(key, None)
-        if hit is not None and hit[0] is a and hit[1] is b:
-            out = hit[2]
-        else:
-            out = _scale_add_relu(a, b, self.scale)
-        _thread.start_new_thread(_compute, (key, a, b, self.scale))
+        key = (id(a), id(b), tuple(a.shape), self.scale)
+        slot = _slots.get(key)
+        if slot is not None and slot[2] is a and slot[3] is b and _SHARED[slot[0]] == 1:
+            return torch.frombuffer(_SHARED, dtype=torch.float32, count=a.numel(), offset=slot[1]).view(a.shape)
+        out = _scale_add_relu(a, b, self.scale)
+        size = (a.numel() * 4 + 63) // 64 * 64
+        if slot is None and a.is_contiguous() and b.is_contiguous() and len(_slots) < _FLAGS and _top[0] + size <= len(_SHARED):
+            _slots[key] = (len(_slots), _top[0], a, b, self.scale)
+            _top[0] += size
+            if os.fork() == 0:
+                _helper()
         return out

@@ -1,0 +1,150 @@
+"""Adversarial suite, GPU: the THREATS.md classes that need CUDA (stale memory from the caching
+allocator, side streams, deferred device work, the roofline bound, illegal memory access) and the
+GPU versions of the legitimate twins. Marked ``gpu``: skipped without a CUDA device.
+
+The candidates are under cheats/gpu/ and legit/gpu/. They bind their CUDA kernels with raw CPython
+(no torch headers), so nvcc builds each in seconds. The conventions (``any_of``, ``all_of``,
+``tamper``) are those of test_adversarial_cpu.py. Problems run at full size (the judge's default on
+a GPU). ``KBENCH_ADV_REPORT=/some/file.jsonl`` gets one JSON line per verdict.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kbench_lib.candidates import load_candidate
+from kbench_lib.judge import JudgeOptions, judge
+from kbench_lib.problems import load_problem
+
+pytestmark = pytest.mark.gpu
+
+HERE = Path(__file__).resolve().parent
+OPTS = dict(device="cuda", timing_budget_s=2.0)
+
+ELEMENTWISE = "1_Scale_Add_ReLU"
+LINEAR = "2_Linear_GELU"
+ROWSUM = "3_Row_Sum"
+HONEST = ("legit/gpu/elementwise_cuda.py", ELEMENTWISE)
+MISMATCH = ("failure:output_mismatch", "failure:nonfinite")
+
+_VERDICTS: dict = {}
+
+
+def _judge(rel: str, problem: str):
+    return judge(load_problem(HERE / "problems" / f"{problem}.py"), load_candidate(HERE / rel), JudgeOptions(**OPTS))
+
+
+def verdict(rel: str, problem: str):
+    key = (rel, problem)
+    if key not in _VERDICTS:
+        v = _VERDICTS[key] = _judge(rel, problem)
+        report = os.environ.get("KBENCH_ADV_REPORT")
+        if report:
+            with open(report, "a") as f:
+                f.write(json.dumps({"candidate": rel, "problem": problem, **_brief(v)}, default=str) + "\n")
+    return _VERDICTS[key]
+
+
+def _brief(v) -> dict:
+    keys = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "sol_ms", "max_abs_err",
+            "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked")
+    out = {k: getattr(v, k, None) for k in keys}
+    if isinstance(out["message"], str):
+        out["message"] = out["message"][-600:]
+    return out
+
+
+def summary(v) -> str:
+    return json.dumps(_brief(v), default=str)
+
+
+def catches(v) -> set[str]:
+    got = {f"failure:{v.failure}"} if v.failure else set()
+    return got | {"flag:" + str(f).split(":", 1)[0].strip() for f in v.flags}
+
+
+@dataclass(frozen=True)
+class Cheat:
+    file: str
+    problem: str
+    any_of: tuple = ()
+    all_of: tuple = ()
+    tamper: bool = False
+    forges_time: bool = False
+
+    @property
+    def id(self) -> str:
+        return Path(self.file).stem
+
+
+CHEATS = [
+    Cheat("g01d_library_passthrough_rewritten_ops.py", LINEAR),
+    Cheat("g03_decoy_kernel.py", LINEAR, all_of=("flag:library_passthrough",)),
+    Cheat("g04a_stale_memory_partial_write.py", ELEMENTWISE, any_of=MISMATCH),
+    Cheat("g04b_stale_memory_no_write.py", ELEMENTWISE, any_of=MISMATCH),
+    Cheat("g10_deferred_host_thread.py", ELEMENTWISE, any_of=(*MISMATCH, "flag:threads_started")),
+    Cheat("g11a_side_stream_unjoined_delayed.py", ELEMENTWISE, all_of=("flag:side_stream_unjoined",)),
+    Cheat("g11b_side_stream_unjoined.py", ELEMENTWISE, all_of=("flag:side_stream_unjoined",)),
+    Cheat("g17_tf32_inside_forward.py", LINEAR),
+    Cheat("g18_uninitialised_output.py", ELEMENTWISE, any_of=MISMATCH),
+    Cheat("g20a_memoise_by_pointer.py", ELEMENTWISE, any_of=("flag:faster_than_light", "failure:output_mismatch")),
+    Cheat("g20b_patched_event_timer.py", ELEMENTWISE, all_of=("flag:faster_than_light",), tamper=True, forges_time=True),
+]
+
+LEGIT = [
+    ("elementwise_cuda.py", ELEMENTWISE),  # control
+    ("gemm_library_fused_epilogue_cuda.py", LINEAR),
+    ("weights_prepared_in_init_cuda.py", LINEAR),
+    ("reduction_summation_order_cuda.py", ROWSUM),
+    ("side_stream_joined_cuda.py", ELEMENTWISE),
+]
+
+
+@pytest.mark.parametrize("file, problem", LEGIT, ids=[Path(f).stem for f, _ in LEGIT])
+def test_legit_twin_passes_untouched_gpu(file, problem):
+    v = verdict(f"legit/gpu/{file}", problem)
+    print(f"legit/gpu/{file}: {summary(v)}")
+    assert v.correct and v.flags == [], f"LEGIT TWIN WRONGLY FAILED OR FLAGGED: {summary(v)}"
+    assert v.runtime_ms and v.runtime_ms > 0, summary(v)
+
+
+def _defeated(cheat: Cheat, v) -> str | None:
+    text = (v.message or "") + (v.error or "")
+    if "CHEAT TARGET MISSING" in text:
+        return "its target is not reachable from the candidate's process"
+    if cheat.forges_time and v.correct and not v.flags and v.runtime_ms:
+        honest = verdict(*HONEST)
+        if honest.correct and honest.runtime_ms and v.runtime_ms >= 0.5 * honest.runtime_ms:
+            return f"the time was measured honestly anyway ({v.runtime_ms:.4g} ms vs honest {honest.runtime_ms:.4g} ms)"
+    return None
+
+
+@pytest.mark.parametrize("cheat", CHEATS, ids=[c.id for c in CHEATS])
+def test_cheat_is_caught_gpu(cheat: Cheat):
+    v = verdict(f"cheats/gpu/{cheat.file}", cheat.problem)
+    s = summary(v)
+    print(f"cheats/gpu/{cheat.file}: {s}")
+    if cheat.tamper:
+        why = _defeated(cheat, v)
+        if why:
+            print(f"defeated: {why}")
+            return
+    assert v.failure not in ("compile_error", "load_error"), f"the cheat did not run, so it proves nothing: {s}"
+    assert (not v.correct) or v.flags, f"NOT CAUGHT (correct, no flag): {s}"
+    got = catches(v)
+    if cheat.any_of:
+        assert got & set(cheat.any_of), f"caught, but not by the expected defence (any of {cheat.any_of}); got {sorted(got)}: {s}"
+    missing = [c for c in cheat.all_of if c not in got]
+    assert not missing, f"the expected defence did not fire: missing {missing}; got {sorted(got)}: {s}"
+
+
+def test_illegal_memory_access_is_contained_and_the_next_candidate_runs():
+    v = verdict("cheats/gpu/gfault_illegal_memory_access.py", ELEMENTWISE)
+    print(f"cheats/gpu/gfault_illegal_memory_access.py: {summary(v)}")
+    assert not v.correct and v.failure in ("runtime_error", "crash"), summary(v)
+    after = _judge(*HONEST)  # judged afresh, right after the fault
+    assert after.correct and after.flags == [], f"the candidate after a fault did not run cleanly: {summary(after)}"
