@@ -147,7 +147,7 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
 
     device = resolve_device(device)
     small = (not device.startswith("cuda")) if small is None else small
-    folder = Path(root or DEFAULT_ROOT) / device_slug(device)
+    folder = (Path(root or DEFAULT_ROOT) / device_slug(device)).resolve()
     todo = [(p, m) for p in problems for m in modes if not _file_for(folder, p, m, precision, small).exists()]
     for p, m in tqdm(todo, desc="baselines", unit="run", disable=not progress):
         path = _file_for(folder, p, m, precision, small)

@@ -77,17 +77,23 @@ def cmd_eval(a) -> int:
     return 0
 
 
-def cmd_run(a) -> int:
+def _selected_problems(a, verb: str) -> list:
+    """The problems under ``a.problems`` kept by ``--filter`` and ``--limit``; malformed files are
+    reported and skipped."""
     from .problems import discover_with_errors
-    from .runner import RUNS_ROOT, run_batch
 
     problems, errors = discover_with_errors(a.problems)
     for path, err in errors:
-        print(f"kbench run: skipping malformed problem {path}: {err}", file=sys.stderr)
+        print(f"kbench {verb}: skipping malformed problem {path}: {err}", file=sys.stderr)
     if a.filter:
         problems = [p for p in problems if any(f in p.key for f in a.filter)]
-    if a.limit:
-        problems = problems[: a.limit]
+    return problems[: a.limit] if a.limit else problems
+
+
+def cmd_run(a) -> int:
+    from .runner import RUNS_ROOT, run_batch
+
+    problems = _selected_problems(a, "run")
     run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet, prebuild_jobs=a.build_jobs)
     n_ok = sum(r["trusted"] for r in rows)
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
@@ -133,15 +139,8 @@ def cmd_index(a) -> int:
 
 def cmd_baselines(a) -> int:
     from .baselines import sweep
-    from .problems import discover_with_errors
 
-    problems, errors = discover_with_errors(a.problems)
-    for path, err in errors:
-        print(f"kbench baselines: skipping malformed problem {path}: {err}", file=sys.stderr)
-    if a.filter:
-        problems = [p for p in problems if any(f in p.key for f in a.filter)]
-    if a.limit:
-        problems = problems[: a.limit]
+    problems = _selected_problems(a, "baselines")
     folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet)
     print(f"baselines in {folder}")
     return 0
