@@ -10,6 +10,9 @@ keeps the library GEMM and replaces the rest (a fused epilogue) lacks the epilog
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from collections import Counter
 
 import torch
@@ -64,12 +67,27 @@ def kernel_stats(events) -> tuple[int | None, float | None]:
     return len(kernels), share
 
 
-def profile_call(fn, inputs: list, device: str) -> dict:
+@contextlib.contextmanager
+def _quiet_stderr():
+    """The profiler's native library prints start/stop lines to file descriptor 2; keep them out of
+    the user's terminal (and out of a --json consumer's stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def profile_call(fn, inputs: list, device: str, quiet: bool = True) -> dict:
     """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None}."""
     activities = [ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as prof:
+    with _quiet_stderr() if quiet else contextlib.nullcontext(), profile(activities=activities) as prof:
         fn(*inputs)
         if device.startswith("cuda"):
             torch.cuda.synchronize()

@@ -442,6 +442,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
                 return model(*inputs)
 
     held: dict[int, tuple] = {}  # the last output of each input set, kept alive for one round
+    seen: dict[int, int] = {}
     reused = [0]
 
     def keep(k, set_index, out):
@@ -452,9 +453,10 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         if any(ptrs & p for _, p in held.values()):
             reused[0] += 1
         held[set_index] = (out, ptrs)
-        # decided only after the call returned, from the OS's randomness
-        if k >= n_sets and set_index not in samples and os.urandom(1)[0] < 64:
-            outs = as_output_list(out)
+        # reservoir sampling, decided after the call returned from the OS's randomness: each timed
+        # call of a set is equally likely to be the one re-checked, and one always is
+        seen[set_index] = seen.get(set_index, 0) + 1
+        if int.from_bytes(os.urandom(4), "little") % seen[set_index] == 0:
             if all(type(o) is _Tensor for o in outs):
                 samples[set_index] = _to_cpu(outs)
 
