@@ -233,16 +233,14 @@ def _reference_model(problem: Problem, cases: list[Case], timed: list[bool], dev
     return model, first
 
 
-def _reference_ops(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions) -> dict:
+def _reference_ops(model, first: Case, device: str) -> dict:
     """The compute ops of the reference's forward on the first timed input set."""
-    model, first = _reference_model(problem, cases, timed, device, opts)
     with torch.no_grad():
         return profiling.profile_call(model, to_device(first.inputs, device), device)["ops"]
 
 
-def _time_reference(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions, compile_model: bool = False):
+def _time_reference(model, problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions, compile_model: bool = False):
     """Times the problem's own Model over the same rotation of input sets as the candidate."""
-    model, _ = _reference_model(problem, cases, timed, device, opts)
     sets = [to_device(c.inputs, device) for c, t in zip(cases, timed) if t]
     warm = [to_device(c.inputs, device) for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
     backward = problem.task == "backward"
@@ -316,6 +314,13 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         raise JudgeError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     timed = [t for *_, t in plan]
     tol = TOLERANCE[opts.precision]
+    built: list = []
+
+    def reference():
+        """(model, first timed case): the reference model, built once for profiling and timing."""
+        if not built:
+            built.extend(_reference_model(problem, cases, timed, device, opts))
+        return built[0], built[1]
     # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
     other = next((c for c in cases[1:] if c.config == cases[0].config), None)
     for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol):
@@ -369,7 +374,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         if prof and opts.policy.on("library_passthrough"):
             cand_prof = prof["profile"]
             v.n_kernels, v.custom_kernel_share = cand_prof.get("n_kernels"), cand_prof.get("custom_kernel_share")
-            ref_ops = _reference_ops(problem, cases, timed, device, opts)
+            ref_ops = _reference_ops(*reference(), device)
             same = profiling.passthrough(ref_ops, cand_prof.get("ops", {}))
             share = v.custom_kernel_share
             if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
@@ -418,14 +423,14 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             stats = timing_msg["timing"]
             v.runtime_ms = stats["median_ms"]
             v.runtime_stats = stats
-            base_t = _time_reference(problem, cases, timed, device, opts)
+            base_t = _time_reference(reference()[0], problem, cases, timed, device, opts)
             v.baseline_ms = base_t.median_ms
             v.baseline_stats = base_t.as_dict()
             v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
             v.baseline_compile_ms = baselines_store.lookup_compile_ms(problem, device, opts)
             if v.baseline_compile_ms is None and opts.compile_baseline:
                 try:
-                    v.baseline_compile_ms = _time_reference(problem, cases, timed, device, opts, compile_model=True).median_ms
+                    v.baseline_compile_ms = _time_reference(reference()[0], problem, cases, timed, device, opts, compile_model=True).median_ms
                 except Exception as e:  # noqa: BLE001 - compile may fail on some problems
                     v.notes.append(f"torch.compile baseline failed: {type(e).__name__}: {str(e)[:200]}")
             if v.baseline_compile_ms and v.runtime_ms:
