@@ -270,10 +270,16 @@ def _time_reference(model, problem: Problem, cases: list[Case], timed: list[bool
             with torch.no_grad():
                 return model(*inputs)
     set_flags()
-    return time_callable(
-        call, sets, device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
-        budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm or None,
-    )
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)  # as the candidate is timed on the CPU
+    try:
+        return time_callable(
+            call, sets, device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
+            budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm or None,
+        )
+    finally:
+        torch.set_num_threads(threads)
 
 
 def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None) -> Verdict:
