@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: GPU tests, the judge's own speed, and the reference solutions judged
-# at full size. Results go under $OUT (at most 8 files come back).
+# One call on the GPU machine: GPU tests (the adversarial GPU file included), the judge's own speed,
+# and the reference solutions judged at full size; `lint` checks every problem at full size.
+# Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
+# KBENCH_GIT_SHA=<sha> so records carry provenance.
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|solutions|lint]
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -32,5 +35,15 @@ print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_ea
 bad = df[~df['correct'] | df['flags'].apply(len).astype(bool)]
 for _, r in bad.iterrows():
     print("----", r["problem"], r["failure"], list(r["flags"])); print((r["message"] or "")[:1200])
+PY
+fi
+if [[ $what == lint ]]; then
+  python3 -m kbench_lib.cli lint problems --full --device cuda --json --quiet > "$OUT/lint_full.json" 2> "$OUT/lint_full.log"
+  python3 - "$OUT/lint_full.json" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+print(d["total"], "problems,", d["failed"], "failed")
+for f in d["failures"]:
+    print("FAIL", f["problem"], f["config"], f["check"], f["reason"][:200])
 PY
 fi
