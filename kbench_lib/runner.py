@@ -93,7 +93,7 @@ def run_batch(
                 v = judge(problem, sample.candidate, replace(opts))
             except JudgeError as e:
                 v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
-            except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
+            except Exception:  # noqa: BLE001 - never lose the batch to one candidate
                 v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
         row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=index, tags=problem.tags)
         writer.append(row)

@@ -413,7 +413,6 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
     grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
     warm_grads = [[g.to(device) for g in all_cases[i]["grad_output"]] for i in warm] if backward and warm else None
     samples: dict[int, object] = {}
-    n_sets = len(input_sets)
 
     if backward:
         for s in input_sets:

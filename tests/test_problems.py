@@ -1,5 +1,4 @@
 import pytest
-import torch
 
 from kbench_lib.problems import ProblemError, discover, discover_with_errors, find_problem, instantiate, load_problem
 

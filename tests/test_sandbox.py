@@ -1,5 +1,3 @@
-import sys
-
 from kbench_lib import sandbox
 
 
