@@ -16,10 +16,12 @@ print("network namespace prefix:", netns_prefix())
 PY
 what=${1:-all}
 if [[ $what == all || $what == tests ]]; then
-  python3 -m pytest tests -q -m gpu -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+  # one line per test as it ends, the verdicts as JSON lines: a run cut short still says what it saw
+  KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest tests -m gpu -v -rfE --tb=short \
+    --durations=8 -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
 fi
 if [[ $what == all || $what == bench ]]; then
-  python3 benchmarks/judge_speed.py --device cuda --repeat 3 --out "$OUT/judge_speed.json" 2>&1 | tail -12
+  timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/judge_speed.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/judge_speed.json" 2>&1 | tail -12
 fi
 if [[ $what == all || $what == solutions ]]; then
   python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id "${RUN_ID:-solutions}" \

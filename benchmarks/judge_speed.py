@@ -59,12 +59,14 @@ def main() -> None:
             rows.append({
                 "backend": backend, "timing": timing, "correct": v.correct, "first_judge_s": first_s,
                 "first_build_s": first.build_s, "warm_judge_s_median": statistics.median(warm), "warm_judge_s": warm,
-                "small": v.small, "device_name": v.device_name,
+                "small": v.small, "device_name": v.device_name, "failure": v.failure, "flags": v.flags,
+                "stage_s_last": v.stage_s,
             })
     print(f"{'backend':8} {'timing':6} {'correct':7} {'first build s':>13} {'first judge s':>13} {'warm judge s':>12}")
     for r in rows:
         fb = f"{r['first_build_s']:.1f}" if r["first_build_s"] else "-"
         print(f"{r['backend']:8} {str(r['timing']):6} {str(r['correct']):7} {fb:>13} {r['first_judge_s']:13.1f} {r['warm_judge_s_median']:12.2f}")
+        print("   stages (last warm judge):", r["stage_s_last"], r["failure"] or "", r["flags"] or "")
     if a.out:
         Path(a.out).write_text(json.dumps(rows, indent=1))
 

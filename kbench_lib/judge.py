@@ -98,6 +98,7 @@ class Verdict:
     n_kernels: int | None = None  # device kernels launched by one forward (GPU only)
     custom_kernel_share: float | None = None  # share of that device time in kernels no ATen op launched
     sol_ms: float | None = None
+    stage_s: dict = field(default_factory=dict)  # seconds the judge spent in each stage (its own speed)
     notes: list = field(default_factory=list)  # information that does not affect trust
     env: dict = field(default_factory=dict)
 
@@ -306,7 +307,26 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
         v.judge_s = time.monotonic() - started
 
 
+def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: float) -> None:
+    """Seconds per worker stage, from the arrival times of its stage messages."""
+    marks = [(m.get("stage"), m["_t"]) for m in res.messages if isinstance(m, dict) and m.get("event") == "stage" and "_t" in m]
+    prev_name, prev_t = "start", since
+    for name, t in marks:
+        key = f"run_{prev_name}"
+        v.stage_s[key] = round(v.stage_s.get(key, 0.0) + t - prev_t, 3)
+        prev_name, prev_t = name, t
+    key = f"run_{prev_name}"
+    v.stage_s[key] = round(v.stage_s.get(key, 0.0) + ended - prev_t, 3)
+
+
 def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdict:
+    mark = [time.monotonic()]
+
+    def lap(name: str) -> None:
+        now = time.monotonic()
+        v.stage_s[name] = round(v.stage_s.get(name, 0.0) + now - mark[0], 3)
+        mark[0] = now
+
     # static: what the source says (flags only; what ran is checked at run time)
     v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
 
@@ -320,6 +340,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         raise JudgeError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     timed = [t for *_, t in plan]
     tol = TOLERANCE[opts.precision]
+    lap("reference_cases")
     built: list = []
 
     def reference():
@@ -342,6 +363,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
     wd.mkdir(parents=True, exist_ok=True)
     try:
         _write_job(wd, problem, candidate, cases, timed, device, opts)
+        lap("write_job")
         env = build.build_env(candidate, device)
         py = ["-m", "kbench_lib.worker"]
 
@@ -353,10 +375,13 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             if b.failure:
                 return _fail(v, b.failure, b.message, b.log)
         v.compiled = True
+        lap("build")
 
         # run: correctness on every case, then timing, in one fresh isolated process
         res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env,
                                    isolate_network=opts.isolate_network, cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
+        _stage_times(v, mark[0], res, time.monotonic())
+        mark[0] = time.monotonic()
         v.network_isolated = res.network_isolated
         fail = _last(res.messages, "failure")
         done = _last(res.messages, "done")
@@ -387,6 +412,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
             if same:
                 v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
+            lap("reference_profile")
 
         # correctness, here, on plain tensors
         worst = 0.0
@@ -404,6 +430,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 v.max_abs_err = err
                 return _fail(v, failure, message, res.log)
         v.max_abs_err = worst
+        lap("compare")
         checked = [c for c, t in zip(cases, timed) if not t]
         v.seeds_checked = sum(1 for c in checked if c.config == checked[0].config)
         v.variants_checked = len({c.config for c in checked}) - 1
@@ -429,6 +456,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             stats = timing_msg["timing"]
             v.runtime_ms = stats["median_ms"]
             v.runtime_stats = stats
+            lap("recheck")
             base_t = _time_reference(reference()[0], problem, cases, timed, device, opts)
             v.baseline_ms = base_t.median_ms
             v.baseline_stats = base_t.as_dict()
@@ -441,6 +469,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                     v.notes.append(f"torch.compile baseline failed: {type(e).__name__}: {str(e)[:200]}")
             if v.baseline_compile_ms and v.runtime_ms:
                 v.speedup_compile = v.baseline_compile_ms / v.runtime_ms
+            lap("baseline")
         v.flags.extend(guards.runtime_flags(v, problem, opts.policy))
         return v
     finally:

@@ -52,7 +52,7 @@ def built_in_parallel():
 
 @pytest.fixture
 def gpu_opts():
-    return JudgeOptions(device="cuda", timing_budget_s=2.0)
+    return JudgeOptions(device="cuda", timing_budget_s=0.5)
 
 
 def test_cuda_candidate_full_size(scale_add_relu, gpu_opts):
