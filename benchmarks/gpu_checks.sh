@@ -3,7 +3,7 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|solutions|lint]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint]
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -11,8 +11,8 @@ mkdir -p "$OUT"
 python3 - <<'PY'
 import torch, triton, shutil, subprocess
 print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, torch.cuda.get_device_name())
-from kbench_lib.sandbox import netns_prefix
-print("network namespace prefix:", netns_prefix())
+from kbench_lib.sandbox import isolation_prefix
+print("isolation prefix:", isolation_prefix(cuda=True))
 PY
 what=${1:-all}
 if [[ $what == all || $what == tests ]]; then
@@ -22,6 +22,9 @@ if [[ $what == all || $what == tests ]]; then
 fi
 if [[ $what == all || $what == bench ]]; then
   timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/judge_speed.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/judge_speed.json" 2>&1 | tail -12
+fi
+if [[ $what == all || $what == guards ]]; then
+  timeout "${GUARDS_TIMEOUT:-300}" python3 benchmarks/guard_cost.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/guard_cost.json" 2>&1 | tail -8
 fi
 if [[ $what == all || $what == solutions ]]; then
   python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id "${RUN_ID:-solutions}" \

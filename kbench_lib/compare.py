@@ -1,6 +1,6 @@
 """Comparing a candidate's outputs with the reference's, element by element, in the judge's process.
 
-Pure functions over CPU tensors. Every element is compared (THREATS #4, #18); the candidate's values
+Pure functions over CPU tensors (the arithmetic may run on the judge's GPU). Every element is compared (THREATS #4, #18); the candidate's values
 arrive as plain tensors deserialised with ``weights_only=True`` and are re-checked to be exactly
 ``torch.Tensor`` (THREATS #13).
 """
@@ -22,8 +22,10 @@ def _plain(t) -> bool:
     return type(t) is torch.Tensor and not t.is_meta and t.layout == torch.strided
 
 
-def compare_tensor(expected, got, tol: float, what: str = "output") -> tuple[Mismatch | None, float | None]:
-    """(mismatch or None, max absolute error). ``expected`` may also be a non-tensor value."""
+def compare_tensor(expected, got, tol: float, what: str = "output", device: str | None = None) -> tuple[Mismatch | None, float | None]:
+    """(mismatch or None, max absolute error). ``expected`` may also be a non-tensor value.
+    ``device``: where the arithmetic runs (the judge's GPU: full-size outputs in float64 take
+    seconds on a CPU); the tensors are checked to be plain before they are moved."""
     if not isinstance(expected, torch.Tensor):
         if isinstance(got, torch.Tensor) or got != expected:
             return Mismatch("output_mismatch", f"{what}: expected {expected!r}, got {got!r}"), None
@@ -34,6 +36,8 @@ def compare_tensor(expected, got, tol: float, what: str = "output") -> tuple[Mis
         return Mismatch("shape_mismatch", f"{what}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"), None
     if got.dtype != expected.dtype:
         return Mismatch("dtype_mismatch", f"{what}: expected dtype {expected.dtype}, got {got.dtype}"), None
+    if device is not None and expected.numel() >= (1 << 16):
+        expected, got = expected.to(device), got.to(device)
     if not expected.is_floating_point() and not expected.is_complex():
         bad = (got != expected)
         n_bad = int(bad.sum())
@@ -66,7 +70,7 @@ def compare_tensor(expected, got, tol: float, what: str = "output") -> tuple[Mis
     return None, max_err
 
 
-def compare_outputs(expected: list, got: list, tol: float, what: str = "output") -> tuple[Mismatch | None, float]:
+def compare_outputs(expected: list, got: list, tol: float, what: str = "output", device: str | None = None) -> tuple[Mismatch | None, float]:
     """Compare lists of outputs; the first mismatch wins, max error is over everything compared."""
     if not isinstance(got, list) or len(got) != len(expected):
         n = len(got) if isinstance(got, list) else type(got).__name__
@@ -74,7 +78,7 @@ def compare_outputs(expected: list, got: list, tol: float, what: str = "output")
     worst = 0.0
     for i, (e, g) in enumerate(zip(expected, got)):
         name = what if len(expected) == 1 else f"{what}[{i}]"
-        mismatch, err = compare_tensor(e, g, tol, name)
+        mismatch, err = compare_tensor(e, g, tol, name, device)
         if err is not None:
             worst = max(worst, err)
         if mismatch is not None:
@@ -82,7 +86,7 @@ def compare_outputs(expected: list, got: list, tol: float, what: str = "output")
     return None, worst
 
 
-def unchanged(before: list, after: list) -> str | None:
+def unchanged(before: list, after: list, device: str | None = None) -> str | None:
     """None when every input is bit-identical after the call; else which one changed (THREATS #5)."""
     if len(before) != len(after):
         return "the number of inputs changed"
@@ -90,6 +94,8 @@ def unchanged(before: list, after: list) -> str | None:
         if isinstance(b, torch.Tensor):
             if not _plain(a) or a.shape != b.shape or a.dtype != b.dtype:
                 return f"input {i} was replaced"
+            if device is not None and b.numel() >= (1 << 16):
+                a, b = a.to(device), b.to(device)
             if not torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) or not torch.equal(a.isnan(), b.isnan()):
                 return f"input {i} was modified in place"
     return None

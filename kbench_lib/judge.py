@@ -61,6 +61,10 @@ class JudgeOptions:
     isolate_network: bool = True
     policy: guards.Policy = field(default_factory=guards.Policy)
     keep_workdir: bool = False
+    # False: correctness and timing only, as a plain harness would judge (no static analysis, no
+    # profile, no poisoning, no re-checks of timed outputs, no namespaces, no flags). For measuring
+    # what the guards cost (benchmarks/guard_cost.py); never for results that are reported.
+    guards: bool = True
 
 
 @dataclass
@@ -154,7 +158,7 @@ def _write_job(workdir: Path, problem: Problem, candidate: Candidate, cases: lis
         }
         torch.save(payload, workdir / name)
         metas.append({"file": name, "config": case.config, "init_seed": case.init_seed, "timed": is_timed})
-    poison = max((nbytes(c.expected) for c in cases), default=0) * 2 + (64 << 20)
+    poison = max((nbytes(c.expected) for c in cases), default=0) * 2 + (64 << 20) if opts.guards else 0
     job = {
         "device": device,
         "precision": opts.precision,
@@ -162,6 +166,8 @@ def _write_job(workdir: Path, problem: Problem, candidate: Candidate, cases: lis
         "candidate_path": str(workdir / "candidate.py"),
         "cases": metas,
         "poison_bytes": poison,
+        "profile": opts.guards,
+        "guards": opts.guards,
         "timing": {
             "enabled": opts.timing,
             "warmup_ms": opts.warmup_ms,
@@ -195,12 +201,12 @@ def _load_out(path: Path):
     return torch.load(path, weights_only=True, map_location="cpu")
 
 
-def _check_case(case: Case, got: dict, tol: float, backward: bool) -> tuple[str | None, str | None, float]:
+def _check_case(case: Case, got: dict, tol: float, backward: bool, dev: str | None = None) -> tuple[str | None, str | None, float]:
     """(failure, message, max_abs_err) for one case's returned record."""
-    mismatch, err = compare_outputs(case.expected, got.get("outputs"), tol)
+    mismatch, err = compare_outputs(case.expected, got.get("outputs"), tol, device=dev)
     if mismatch:
         return mismatch.failure, f"[{case.config}, seed {case.input_seed}] {mismatch.message}", err
-    changed = unchanged(case.inputs, got.get("inputs_after", []))
+    changed = unchanged(case.inputs, got.get("inputs_after", []), dev)
     if changed:
         return "input_mutated", f"[{case.config}] {changed}", err
     if backward:
@@ -212,7 +218,7 @@ def _check_case(case: Case, got: dict, tol: float, backward: bool) -> tuple[str 
             g = got_in[j] if j < len(got_in) else None
             if g is None:
                 return "output_mismatch", f"[{case.config}] no gradient for input {j}", err
-            m, e2 = compare_outputs([e], [g], tol, what=f"grad of input {j}")
+            m, e2 = compare_outputs([e], [g], tol, what=f"grad of input {j}", device=dev)
             err = max(err, e2)
             if m:
                 return m.failure, f"[{case.config}] {m.message}", err
@@ -220,7 +226,7 @@ def _check_case(case: Case, got: dict, tol: float, backward: bool) -> tuple[str 
         if case.expected_param_grads and set(got_p) != set(case.expected_param_grads):
             return "output_mismatch", f"[{case.config}] parameter gradients are not comparable: ModelNew's parameter names differ from the reference's", err
         for name, e in case.expected_param_grads.items():
-            m, e2 = compare_outputs([e], [got_p[name]], tol, what=f"grad of {name}")
+            m, e2 = compare_outputs([e], [got_p[name]], tol, what=f"grad of {name}", device=dev)
             err = max(err, e2)
             if m:
                 return m.failure, f"[{case.config}] {m.message}", err
@@ -328,7 +334,8 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         mark[0] = now
 
     # static: what the source says (flags only; what ran is checked at run time)
-    v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
+    if opts.guards:
+        v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
 
     # the reference, in this process only
     plan = _seeds(problem, base, opts, v.small)
@@ -350,7 +357,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         return built[0], built[1]
     # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
     other = next((c for c in cases[1:] if c.config == cases[0].config), None)
-    for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol):
+    for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol) if opts.guards else ():
         v.flags.append(f"degenerate_task: {reason}")
     if device.startswith("cuda"):
         try:
@@ -379,7 +386,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
 
         # run: correctness on every case, then timing, in one fresh isolated process
         res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env,
-                                   isolate_network=opts.isolate_network, cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
+                                   isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
         _stage_times(v, mark[0], res, time.monotonic())
         mark[0] = time.monotonic()
         v.network_isolated = res.network_isolated
@@ -400,7 +407,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             return _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
         v.flags.extend(done.get("flags", []))
         prof = _last(res.messages, "profile")
-        if not prof and any(timed) and not any(f.startswith("profile_failed") for f in v.flags):
+        if opts.guards and not prof and any(timed) and not any(f.startswith("profile_failed") for f in v.flags):
             v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
         if prof and opts.policy.on("library_passthrough"):
             cand_prof = prof["profile"]
@@ -414,7 +421,8 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
             lap("reference_profile")
 
-        # correctness, here, on plain tensors
+        # correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)
+        cmp_dev = device if device.startswith("cuda") else None
         worst = 0.0
         for i, case in enumerate(cases):
             if timed[i]:
@@ -424,7 +432,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 got = _load_out(path)
             except Exception as e:  # noqa: BLE001 - a missing or forged file is a crash, never a pass
                 return _fail(v, "crash", f"no readable result for case {i}: {type(e).__name__}: {e}", res.log)
-            failure, message, err = _check_case(case, got, tol, problem.task == "backward")
+            failure, message, err = _check_case(case, got, tol, problem.task == "backward", cmp_dev)
             worst = max(worst, err or 0.0)
             if failure:
                 v.max_abs_err = err
@@ -444,14 +452,14 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             except Exception as e:  # noqa: BLE001
                 return _fail(v, "crash", f"no readable timing record: {e}", res.log)
             for idx, outs in (tdata.get("samples") or {}).items():
-                m, _ = compare_outputs(cases[int(idx)].expected, outs, tol, what="timed output")
+                m, _ = compare_outputs(cases[int(idx)].expected, outs, tol, what="timed output", device=cmp_dev)
                 if m:
                     return _fail(v, "output_mismatch", f"output during timing differs from the reference: {m.message}", res.log)
             for idx, after in (tdata.get("inputs_after") or {}).items():
-                changed = unchanged(cases[int(idx)].inputs, after)
+                changed = unchanged(cases[int(idx)].inputs, after, cmp_dev)
                 if changed:
                     return _fail(v, "input_mutated", f"during timing: {changed}", res.log)
-            if not tdata.get("samples"):
+            if opts.guards and not tdata.get("samples"):
                 v.flags.append("timing_unchecked: no timed output could be sampled for re-checking")
             stats = timing_msg["timing"]
             v.runtime_ms = stats["median_ms"]
@@ -470,7 +478,10 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             if v.baseline_compile_ms and v.runtime_ms:
                 v.speedup_compile = v.baseline_compile_ms / v.runtime_ms
             lap("baseline")
-        v.flags.extend(guards.runtime_flags(v, problem, opts.policy))
+        if opts.guards:
+            v.flags.extend(guards.runtime_flags(v, problem, opts.policy))
+        else:
+            v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
         return v
     finally:
         if own_dir and not opts.keep_workdir:
@@ -502,7 +513,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
         t0 = time.monotonic()
         res = sandbox.run_isolated(
             ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
-            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network, cuda=device.startswith("cuda"),
+            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
             writable=build.writable_dirs(candidate, device),
         )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)

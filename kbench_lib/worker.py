@@ -471,7 +471,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         max_trials=tcfg.get("max_trials", 2000),
         budget_s=tcfg.get("budget_s", 10.0),
         target_rse=tcfg.get("target_rse", 0.005),
-        after_call=keep,
+        after_call=keep if job.get("guards", True) else None,
         warmup_sets=warmup_sets,
     )
     _save(

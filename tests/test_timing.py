@@ -63,3 +63,28 @@ def test_time_cuda_flags_unjoined_side_stream_work():
     assert h.unjoined_trials == 0
     assert s.unjoined_trials > 10
     assert s.median_ms > 0.5 * h.median_ms  # the side-stream work is still counted
+
+
+def test_warm_up_holds_as_many_outputs_as_the_timed_loop_keeps():
+    """The first timed round must not pay for fresh allocations later rounds do not: warm-up keeps
+    n_sets + 1 outputs alive at once, as the timed loop (one kept per set, plus the new one) does."""
+    import weakref
+
+    class Out:
+        pass
+
+    live: list = []
+
+    def fn(x):
+        o = Out()
+        live.append(weakref.ref(o))
+        return o
+
+    peak = [0]
+
+    def sync():
+        peak[0] = max(peak[0], sum(r() is not None for r in live))
+
+    timing._warm_up(fn, [[1], [2]], n_timed_sets=5, warmup_ms=0.0, sync=sync)
+    assert len(live) >= 6 and peak[0] == 6
+    assert all(r() is None for r in live)  # released once warm-up ends

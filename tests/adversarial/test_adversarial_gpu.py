@@ -51,7 +51,7 @@ def verdict(rel: str, problem: str):
 
 def _brief(v) -> dict:
     keys = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "sol_ms", "max_abs_err",
-            "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked")
+            "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked", "judge_s", "stage_s")
     out = {k: getattr(v, k, None) for k in keys}
     if isinstance(out["message"], str):
         out["message"] = out["message"][-600:]
