@@ -17,7 +17,8 @@ PY
 what=${1:-all}
 if [[ $what == all || $what == tests ]]; then
   # one line per test as it ends, the verdicts as JSON lines: a run cut short still says what it saw
-  KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest tests -m gpu -v -rfE --tb=short \
+  select=(); [[ -n ${TESTS_K:-} ]] && select=(-k "$TESTS_K")
+  KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest tests -m gpu "${select[@]}" -v -rfE --tb=short \
     --durations=8 -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
 fi
 if [[ $what == all || $what == bench ]]; then
@@ -27,13 +28,14 @@ if [[ $what == all || $what == guards ]]; then
   timeout "${GUARDS_TIMEOUT:-300}" python3 benchmarks/guard_cost.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/guard_cost.json" 2>&1 | tail -8
 fi
 if [[ $what == all || $what == solutions ]]; then
-  python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 --run-id "${RUN_ID:-solutions}" \
-    --runs-root /tmp/runs --timing-budget 2 --quiet ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
+  timeout "${SOLUTIONS_TIMEOUT:-560}" python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 \
+    --run-id "${RUN_ID:-solutions}" --runs-root /tmp/runs --timing-budget "${TIMING_BUDGET:-2}" --quiet \
+    ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
   python3 - "$OUT" <<'PY'
 import os, sys
 from kbench_lib.records import read_records
 df = read_records("/tmp/runs", os.environ.get("RUN_ID", "solutions"))
-df.to_parquet(f"{sys.argv[1]}/solutions.parquet")
+df.to_parquet(f"{sys.argv[1]}/solutions-{os.environ.get('RUN_ID', 'solutions')}.parquet")
 import pandas as pd
 pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
 print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())

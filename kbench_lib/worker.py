@@ -37,7 +37,7 @@ _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
 UNJOINED_SHARE = 0.25
-MEMO_RATIO = 0.5
+MEMO_RATIO = 0.3  # repeats on seen data under 30% of first calls on unseen data
 MEMO_MIN_MS = 0.005
 
 
@@ -409,6 +409,15 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
     loaded = [all_cases[i] for i in timed]
     model = make_model(loaded[0])
     input_sets = [to_device(c["inputs"], device) for c in loaded]
+    if device.type == "cuda":
+        # the harness reads every timed input once (never the candidate): the first timed call on a
+        # set then meets warm address translation as later calls do, and only the candidate's own
+        # knowledge of the data could make repeats faster (the memoisation check below)
+        for s in input_sets:
+            for t in s:
+                if isinstance(t, _Tensor) and t.numel():
+                    t.sum()
+        torch.cuda.synchronize(device)
     warmup_sets = [to_device(all_cases[i]["inputs"], device) for i in warm] or None
     grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
     warm_grads = [[g.to(device) for g in all_cases[i]["grad_output"]] for i in warm] if backward and warm else None
