@@ -22,10 +22,12 @@ if [[ $what == all || $what == tests ]]; then
     --durations=8 -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
 fi
 if [[ $what == all || $what == bench ]]; then
-  timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/judge_speed.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/judge_speed.json" 2>&1 | tail -12
+  timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/judge_speed.py --device cuda --repeat "${BENCH_REPEAT:-3}" \
+    --backends cuda triton --timing on --out "$OUT/judge_speed.json" 2>&1 | tee "$OUT/judge_speed.log" | grep -v '^{' | tail -12
 fi
 if [[ $what == all || $what == guards ]]; then
-  timeout "${GUARDS_TIMEOUT:-300}" python3 benchmarks/guard_cost.py --device cuda --repeat "${BENCH_REPEAT:-3}" --out "$OUT/guard_cost.json" 2>&1 | tail -8
+  timeout "${GUARDS_TIMEOUT:-300}" python3 benchmarks/guard_cost.py --device cuda --repeat "${GUARDS_REPEAT:-2}" \
+    --out "$OUT/guard_cost.json" 2>&1 | tee "$OUT/guard_cost.log" | tail -8
 fi
 if [[ $what == all || $what == solutions ]]; then
   timeout "${SOLUTIONS_TIMEOUT:-560}" python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 \

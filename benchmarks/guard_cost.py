@@ -28,14 +28,14 @@ from kbench_lib.problems import find_problem, load_problem  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
 # real solutions beside the fixture: a reduction (CUDA), a fused GEMM epilogue (Triton)
-SOLUTIONS = ["level1/65_RMSNorm", "level2/2_Gemm_BiasAdd_ReLU_Square"]
+SOLUTIONS = ["level1/14_Diag_Matmul", "level2/2_Gemm_BiasAdd_ReLU_Square"]
 
 
-def cases(device: str) -> list[tuple[str, object, object]]:
+def cases(device: str, solutions: list[str]) -> list[tuple[str, object, object]]:
     fixture = load_problem(FIX / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     out = [(f"fixture/{b}", fixture, c) for b, c in candidates(device).items() if b != "torch"]
     if device == "cuda":
-        for key in SOLUTIONS:
+        for key in solutions:
             level, stem = key.split("/")
             path = REPO / "problems" / "solutions" / level / f"{stem}.py"
             if path.exists():
@@ -49,10 +49,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--solutions", nargs="*", default=SOLUTIONS, help="problems/solutions entries judged beside the fixtures (GPU)")
     a = ap.parse_args()
     os.environ.setdefault("KBENCH_CACHE", tempfile.mkdtemp(prefix="kbench-guard-cost-"))
     rows = []
-    for name, problem, cand in cases(a.device):
+    for name, problem, cand in cases(a.device, a.solutions):
         opts = {g: JudgeOptions(device=a.device, timing_budget_s=a.timing_budget, guards=g) for g in (True, False)}
         first = judge(problem, cand, opts[True])  # builds; not counted
         runs: dict[bool, list] = {True: [], False: []}

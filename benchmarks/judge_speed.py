@@ -41,12 +41,16 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--backends", nargs="*", default=None, help="default: every fixture backend for the device")
+    ap.add_argument("--timing", choices=["both", "on", "off"], default="both", help="judge with timing, without, or both")
     a = ap.parse_args()
     problem = load_problem(FIX / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     os.environ["KBENCH_CACHE"] = tempfile.mkdtemp(prefix="kbench-bench-cache-")
     rows = []
     for backend, cand in candidates(a.device).items():
-        for timing in (True, False):
+        if a.backends and backend not in a.backends:
+            continue
+        for timing in {"both": (True, False), "on": (True,), "off": (False,)}[a.timing]:
             opts = JudgeOptions(device=a.device, timing=timing, timing_budget_s=2.0)
             t0 = time.monotonic()
             first = judge(problem, cand, opts)
@@ -62,6 +66,7 @@ def main() -> None:
                 "small": v.small, "device_name": v.device_name, "failure": v.failure, "flags": v.flags,
                 "stage_s_last": v.stage_s,
             })
+            print(json.dumps(rows[-1], default=str), flush=True)
     print(f"{'backend':8} {'timing':6} {'correct':7} {'first build s':>13} {'first judge s':>13} {'warm judge s':>12}")
     for r in rows:
         fb = f"{r['first_build_s']:.1f}" if r["first_build_s"] else "-"
