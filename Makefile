@@ -14,7 +14,8 @@ TORCH_INDEX ?=
 KERNEL      ?= kbench
 RUN_ID      ?= run-$(shell date +%Y%m%d-%H%M%S)
 # model -> number of problems (0 = all); the CPU default keeps `make run` under ten minutes
-RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0, "torch-compile": 0},{"reference": 0, "torch-compile": 2})
+comma       := ,
+RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0$(comma) "torch-compile": 0},{"reference": 0$(comma) "torch-compile": 2})
 RUNS        := results/runs
 PYTEST_ARGS ?=
 

@@ -86,12 +86,55 @@ def compare_outputs(expected: list, got: list, tol: float, what: str = "output",
     return None, worst
 
 
+_INT_OF_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_FP_CHUNK = 1 << 24
+
+
+def fingerprint(t: torch.Tensor) -> dict:
+    """A bit-level summary of a tensor, computed where it lives, exact on every device: its shape,
+    dtype, and two sums over its bits read as integers (one plain, one weighted by a hash of each
+    element's position; integer sums wrap modulo 2**64, so the order of summation cannot change
+    them). The worker returns fingerprints of the inputs after the calls instead of the inputs
+    themselves: the same check as comparing every element bit for bit (a change that keeps both
+    sums is one a candidate would have to construct, and one that could as well return a copy of
+    the untouched input), without shipping every input back through the CPU."""
+    x = t.detach()
+    if x.is_complex():
+        x = torch.view_as_real(x)
+    x = x.contiguous().reshape(-1)
+    if x.dtype == torch.bool:
+        x = x.view(torch.uint8)
+    x = x.view(_INT_OF_WIDTH[x.element_size()])
+    plain = torch.zeros((), dtype=torch.int64, device=x.device)
+    weighted = torch.zeros((), dtype=torch.int64, device=x.device)
+    for start in range(0, x.numel(), _FP_CHUNK):
+        chunk = x[start:start + _FP_CHUNK].to(torch.int64)
+        pos = torch.arange(start, start + chunk.numel(), dtype=torch.int64, device=x.device)
+        weights = (pos * 2654435761 + 40503) & 0x7FFFFFFF
+        plain += chunk.sum()
+        weighted += (chunk * weights).sum()
+    return {"shape": tuple(t.shape), "dtype": str(t.dtype), "sums": (int(plain), int(weighted))}
+
+
+def is_fingerprint(x) -> bool:
+    return isinstance(x, dict) and set(x) == {"shape", "dtype", "sums"}
+
+
 def unchanged(before: list, after: list, device: str | None = None) -> str | None:
-    """None when every input is bit-identical after the call; else which one changed (THREATS #5)."""
-    if len(before) != len(after):
+    """None when every input is bit-identical after the call; else which one changed (THREATS #5).
+    ``after`` holds the inputs after the call, or their :func:`fingerprint`."""
+    if not isinstance(after, list) or len(before) != len(after):
         return "the number of inputs changed"
     for i, (b, a) in enumerate(zip(before, after)):
         if isinstance(b, torch.Tensor):
+            if is_fingerprint(a):
+                if device is not None and b.numel() >= (1 << 16):
+                    b = b.to(device)
+                if tuple(a["shape"]) != tuple(b.shape) or a["dtype"] != str(b.dtype):
+                    return f"input {i} was replaced"
+                if tuple(a["sums"]) != fingerprint(b)["sums"]:
+                    return f"input {i} was modified in place"
+                continue
             if not _plain(a) or a.shape != b.shape or a.dtype != b.dtype:
                 return f"input {i} was replaced"
             if device is not None and b.numel() >= (1 << 16):

@@ -66,6 +66,7 @@ SCHEMA = pa.schema(
         ("driver", pa.string()),
         ("git_sha", pa.string()),
         ("timestamp", pa.timestamp("us", tz="UTC")),
+        ("judge_stages", pa.map_(pa.string(), pa.float64())),  # seconds per stage of the judge (Verdict.stage_s)
     ]
 )
 
@@ -130,6 +131,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "driver": env.get("driver"),
         "git_sha": env.get("git_sha"),
         "timestamp": _dt.datetime.now(_dt.timezone.utc),
+        "judge_stages": sorted((v.get("stage_s") or {}).items()),
     }
 
 

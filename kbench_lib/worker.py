@@ -24,6 +24,7 @@ import traceback
 import torch
 
 from . import profiling, timing  # bound before any candidate code runs
+from .compare import fingerprint as _fingerprint
 from .reference import set_flags
 from .tensors import as_output_list, dtype_of, to_device
 
@@ -327,7 +328,7 @@ def run(mode: str, jobdir: str) -> int:
                 chan.send(event="failure", failure="output_mismatch", message=err, case=i)
                 return 0
             flags.extend(f for f in out_flags if f not in flags)
-            record = {"outputs": _to_cpu(outs), "inputs_after": _to_cpu([t.detach() if isinstance(t, _Tensor) else t for t in inputs])}
+            record = {"outputs": _to_cpu(outs), "inputs_after": _inputs_after(inputs)}
             if backward:
                 grads = [g.to(device) for g in case["grad_output"]]
                 if len(grads) != len(outs) or any(o.shape != g.shape for o, g in zip(outs, grads)):
@@ -484,7 +485,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         warmup_sets=warmup_sets,
     )
     _save(
-        {"samples": {timed[j]: v for j, v in samples.items()}, "inputs_after": {timed[j]: _to_cpu([t.detach() if isinstance(t, _Tensor) else t for t in s]) for j, s in enumerate(input_sets)}},
+        {"samples": {timed[j]: v for j, v in samples.items()}, "inputs_after": {timed[j]: _inputs_after(s) for j, s in enumerate(input_sets)}},
         os.path.join(outdir, "timing.pt"),
     )
     chan.send(event="timing", timing=result.as_dict())
@@ -505,6 +506,12 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
             and result.first_round_ms - result.median_ms > MEMO_MIN_MS):
         out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms, repeats {result.median_ms:.4g} ms")
     return out
+
+
+def _inputs_after(inputs) -> list:
+    """The inputs as the call left them, as fingerprints computed on their device (the judge
+    compares them with its own copy; see compare.fingerprint)."""
+    return [_fingerprint(t) if isinstance(t, _Tensor) else t for t in inputs]
 
 
 class _LoadError(Exception):

@@ -63,3 +63,28 @@ def test_unchanged_detects_mutation():
     b = a.clone()
     b[1] = 0
     assert "modified" in unchanged([a], [b])
+
+
+def test_fingerprint_sees_any_changed_bit_and_ignores_nothing_else():
+    from kbench_lib.compare import fingerprint
+
+    torch.manual_seed(0)
+    for t in (torch.randn(1000, 37), torch.randint(-5, 5, (300,)), torch.rand(64) > 0.5, torch.randn(40, dtype=torch.complex64),
+              torch.randn(33).to(torch.bfloat16), torch.randn(8, 9).t()):
+        before = t.clone()
+        assert unchanged([before], [fingerprint(t)]) is None
+        changed = t.clone()
+        at = tuple(min(3, n - 1) for n in changed.shape)
+        changed[at] = (not bool(changed[at])) if changed.dtype == torch.bool else changed[at] + 1
+        assert "modified" in unchanged([before], [fingerprint(changed)]), t.dtype
+    a = torch.randn(100)
+    swapped = a.clone()
+    swapped[[3, 4]] = swapped[[4, 3]]  # same values, other places: the plain sum alone would miss it
+    assert "modified" in unchanged([a], [fingerprint(swapped)])
+    assert "replaced" in unchanged([a], [fingerprint(a.reshape(10, 10))])
+    assert "replaced" in unchanged([a], [fingerprint(a.double())])
+    big = torch.randn((1 << 24) + 3)  # crosses a chunk boundary
+    assert unchanged([big], [fingerprint(big.clone())]) is None
+    big2 = big.clone()
+    big2[-1] = -big2[-1]
+    assert "modified" in unchanged([big], [fingerprint(big2)])
