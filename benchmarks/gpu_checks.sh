@@ -47,7 +47,9 @@ for _, r in bad.iterrows():
 PY
 fi
 if [[ $what == lint ]]; then
-  python3 -m kbench_lib.cli lint problems --full --device cuda --json --quiet > "$OUT/lint_full.json" 2> "$OUT/lint_full.log"
+  # LINT_PATH=problems/level1 (say) lints one level per call; a run cut short by LINT_TIMEOUT says so
+  timeout "${LINT_TIMEOUT:-560}" python3 -m kbench_lib.cli lint "${LINT_PATH:-problems}" --full --device cuda --json --quiet \
+    --report "$OUT/lint_problems.jsonl" > "$OUT/lint_full.json" 2> "$OUT/lint_full.log" || echo "lint exited with status $?"
   python3 - "$OUT/lint_full.json" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])

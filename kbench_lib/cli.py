@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,7 +115,13 @@ def cmd_lint(a) -> int:
     problems, errors = discover_with_errors(a.path)
     reports = []
     for p in tqdm(problems, desc="lint", unit="problem", disable=a.quiet or a.json):
+        started = time.monotonic()
         reports.append(lint_problem(p, device=device, small=small, require_extensions=not a.upstream, lowp=not a.no_lowp))
+        if a.report:  # one line per problem as it is done: a run cut short still says what it saw
+            one = summarize(reports[-1:])
+            with open(a.report, "a") as f:
+                f.write(json.dumps({"problem": p.key, "seconds": round(time.monotonic() - started, 2), "failed": one["failed"],
+                                    "failures": one["failures"]}, default=str) + "\n")
     summary = summarize(reports)
     for path, err in errors:
         summary["total"] += 1
@@ -182,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", action="store_true", help="plain KernelBench files: do not require kbench's extensions")
     p.add_argument("--no-lowp", action="store_true", help="skip the bf16/fp16 conditioning report")
     p.add_argument("--strict", action="store_true", help="exit 1 when any problem fails")
+    p.add_argument("--report", default=None, help="append one JSON line per problem to this file as each is done")
     p.set_defaults(fn=cmd_lint)
 
     p = sub.add_parser("baselines", help="time every problem in eager, compile and cudagraph modes (resumable)")

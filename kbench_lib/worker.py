@@ -211,6 +211,12 @@ def _start_runtime_threads(device: torch.device, profile: bool) -> None:
         (y @ y).sum().item()
     if profile:
         profiling.profile_call(lambda: None, [], device.type)
+    try:  # tqdm's monitor thread, which torch.compile's progress bars start, is not the candidate's
+        import tqdm
+
+        tqdm.tqdm.monitor_interval = 0
+    except ImportError:
+        pass
 
 
 def run(mode: str, jobdir: str) -> int:

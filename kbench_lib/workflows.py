@@ -32,6 +32,24 @@ def select_problems(problems_dir, model: str, device: str, levels=None, limit: i
     return chosen[:limit] if limit else chosen
 
 
+def unrunnable(problems_dir, model: str, device: str, levels=None) -> list[tuple[str, str]]:
+    """(problem, backend) of ``model``'s candidates that ``device`` cannot run (CUDA kernels on a
+    machine without a GPU): reported as skipped, never silently dropped."""
+    problems, _ = discover_with_errors(problems_dir or REPO / "problems")
+    if levels:
+        problems = [p for p in problems if p.level in levels]
+    can = set(runnable_backends(device))
+    generate = get_model(model)
+    out = []
+    for p in problems:
+        try:
+            samples = generate(p)
+        except Exception:  # noqa: BLE001 - a model that fails here fails again, recorded, in run_batch
+            continue
+        out += [(p.key, s.candidate.backend) for s in samples if s.candidate is not None and s.candidate.backend not in can]
+    return out
+
+
 def evaluate(
     models: dict,
     problems_dir=None,
@@ -53,6 +71,11 @@ def evaluate(
     opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s, compile_baseline=compile_baseline)
     for model, limit in models.items():
         chosen = select_problems(problems_dir, model, device, levels, limit)
+        skipped = unrunnable(problems_dir, model, device, levels)
+        if skipped:
+            kinds = ", ".join(sorted({b for _, b in skipped}))
+            print(f"{model}: {len(skipped)} candidate(s) skipped, their backend ({kinds}) cannot run on {device}: "
+                  + ", ".join(k for k, _ in skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
         run_batch(chosen, model, run_id=run_id, runs_root=root, opts=opts, backends=runnable_backends(device))
     return run_id, read_records(root, run_id)
 

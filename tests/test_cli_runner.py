@@ -76,3 +76,11 @@ def test_torch_compile_model_source_is_a_valid_candidate(scale_add_relu):
     src = compile_source(scale_add_relu)
     compile(src, "c.py", "exec")
     assert "class ModelNew(Model)" in src and detect_backend(src) == "torch"
+
+
+def test_candidates_a_device_cannot_run_are_listed_as_skipped():
+    from kbench_lib.workflows import unrunnable
+
+    cpu = unrunnable(None, "reference", "cpu")
+    assert cpu and {b for _, b in cpu} == {"cuda"}  # the CUDA solutions, on a machine without a GPU
+    assert unrunnable(None, "reference", "cuda") == []
