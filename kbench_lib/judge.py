@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -366,7 +367,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
             v.notes.append(f"no roofline bound: {type(e).__name__}: {str(e)[:200]}")
 
     own_dir = workdir is None
-    wd = Path(tempfile.mkdtemp(prefix="kbench-job-", dir=_job_parent())) if own_dir else Path(workdir)
+    wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
     try:
         _write_job(wd, problem, candidate, cases, timed, device, opts)
@@ -504,7 +505,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     if build.is_built(candidate, device):
         return BuildResult(cached=True)
     own = workdir is None
-    wd = Path(tempfile.mkdtemp(prefix="kbench-build-", dir=_job_parent())) if own else Path(workdir)
+    wd = Path(tempfile.mkdtemp(prefix=f"kbench-build-{os.getpid()}-", dir=_job_parent())) if own else Path(workdir)
     try:
         (wd / "candidate.py").write_text(candidate.source)
         if not (wd / "job.json").exists():
@@ -534,6 +535,31 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
 
 
 def _job_parent() -> str | None:
-    """Job files (inputs, raw outputs) go to RAM-backed /dev/shm where it exists."""
+    """Job files (inputs, raw outputs) go to RAM-backed /dev/shm where it exists. Job folders left
+    there by a judge that was killed (their name carries its pid) are removed first: each can hold
+    gigabytes of memory."""
     shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    if not (os.path.isdir(shm) and os.access(shm, os.W_OK)):
+        return None
+    _remove_orphans(shm)
+    return shm
+
+
+def _remove_orphans(parent: str) -> None:
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        m = _JOB_DIR.match(name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        except OSError:
+            pass  # alive, another user's
+
+
+_JOB_DIR = re.compile(r"^kbench-(?:job|build)-(\d+)-")

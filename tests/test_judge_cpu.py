@@ -113,3 +113,21 @@ def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
                        "y = torch.addmm(self.linear.bias, x, self.linear.weight.t())\n        return 0.5 * y * (1 + torch.erf(y * 0.7071067811865476))")
     v = judge(problem, Candidate(own, "torch"), fast_cpu_opts)
     assert v.correct and v.flags == [], (v.message, v.flags)
+
+
+def test_job_folders_of_dead_judges_are_removed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from kbench_lib import judge as judge_mod
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    orphan = tmp_path / f"kbench-job-{dead}-abc"
+    (orphan / "out").mkdir(parents=True)
+    mine = tmp_path / f"kbench-job-{os.getpid()}-def"
+    mine.mkdir()
+    other = tmp_path / "unrelated-1234-x"
+    other.mkdir()
+    judge_mod._remove_orphans(str(tmp_path))
+    assert not orphan.exists() and mine.exists() and other.exists()
