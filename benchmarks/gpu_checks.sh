@@ -3,7 +3,7 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines]
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -44,6 +44,22 @@ print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_ea
 bad = df[~df['correct'] | df['flags'].apply(len).astype(bool)]
 for _, r in bad.iterrows():
     print("----", r["problem"], r["failure"], list(r["flags"])); print((r["message"] or "")[:1200])
+PY
+fi
+if [[ $what == baselines ]]; then
+  # resumable across calls: rows already under results/baselines/ (they travel with the working
+  # tree) are skipped; what this call adds comes back as one archive to unpack at the repo root
+  touch /tmp/baselines-start
+  timeout "${BASELINES_TIMEOUT:-560}" python3 -m kbench_lib.cli baselines problems --device cuda --full \
+    --modes ${BASELINE_MODES:-eager cudagraph compile} --compile-jobs "${COMPILE_JOBS:-14}" --out results/baselines --quiet \
+    ${BASELINE_FILTER:+--filter $BASELINE_FILTER} 2>&1 | tail -5
+  find results/baselines -name '*.parquet' -not -path '*/.work/*' -newer /tmp/baselines-start -print0 \
+    | tar --null -czf "$OUT/baselines-new.tar.gz" -T -
+  python3 - <<'PY'
+import glob, pandas as pd
+files = [f for f in glob.glob("results/baselines/*/*.parquet")]
+df = pd.concat([pd.read_parquet(f) for f in files]) if files else pd.DataFrame()
+print(len(df), "rows;", df["failure"].notna().sum() if len(df) else 0, "failed")
 PY
 fi
 if [[ $what == lint ]]; then

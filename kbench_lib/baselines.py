@@ -5,7 +5,14 @@ A sweep is resumable: each (problem, mode) is measured in its own process (a cra
 out-of-memory in one never ends the sweep) and written to its own parquet file under
 ``<root>/<device-slug>/``; files that exist are skipped. ``baselines_store`` reads them back.
 
-    python -m kbench_lib.baselines one PROBLEM_FILE MODE DEVICE PRECISION SMALL OUT_FILE
+``compile`` spends most of its time in Inductor, on the CPU. With ``compile_jobs > 1`` the sweep
+first compiles every pending problem in that many processes at once (nothing is timed then), into
+an Inductor and Triton cache shared with the timing processes; the timing then runs one process at
+a time, as always, and records both the cold compile time (``compile_cold_s``, from the parallel
+phase) and the warm one (``compile_s``).
+
+    python -m kbench_lib.baselines one PROBLEM_FILE MODE DEVICE PRECISION SMALL BUDGET OUT_FILE [WARM_JSON]
+    python -m kbench_lib.baselines warm PROBLEM_FILE DEVICE PRECISION SMALL OUT_JSON
 """
 from __future__ import annotations
 
@@ -128,6 +135,69 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     return row
 
 
+def compile_once(problem: Problem, device: str, precision: str = "fp32", small: bool = False) -> float:
+    """Compile the reference with torch.compile and run it once (forward, and backward for backward
+    tasks); returns the seconds that took (the cold compile time when the caches are empty)."""
+    set_flags()
+    cfg = problem.configs(small=small)[0]
+    model, _, _ = build_reference(problem, cfg, 0, 1, device, precision)
+    inputs = to_device(make_inputs(problem, cfg, 1, precision), device)
+    backward = problem.task == "backward"
+    if backward:
+        for t in inputs:
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                t.requires_grad_(True)
+    compiled = torch.compile(model)
+    t0 = time.monotonic()
+    if backward:
+        out = compiled(*inputs)
+        torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out])
+    else:
+        with torch.no_grad():
+            compiled(*inputs)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.monotonic() - t0
+
+
+def _cache_env(folder: Path) -> dict[str, str]:
+    """One Inductor and Triton cache for every process of a sweep (each process has its own TMPDIR,
+    where Inductor would otherwise keep its cache)."""
+    cache = folder / ".work" / "cache"
+    return {"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"), "TRITON_CACHE_DIR": str(cache / "triton")}
+
+
+def _warm_file(folder: Path, problem: Problem, precision: str, small: bool) -> Path:
+    return folder / ".work" / _file_for(Path("warm"), problem, "compile", precision, small).with_suffix(".json").name
+
+
+def prewarm_compile(problems: list[Problem], device: str, precision: str, small: bool, folder: Path, jobs: int,
+                    timeout_s: float, progress: bool = True) -> None:
+    """Compile every problem in ``jobs`` processes at once, into the sweep's shared caches; each
+    writes its cold compile time (or its failure) to a JSON file the timing process reads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm.auto import tqdm
+
+    from . import sandbox
+
+    def one(p: Problem) -> None:
+        out = _warm_file(folder, p, precision, small)
+        if out.exists():
+            return
+        workdir = folder / ".work" / f"warm-{out.stem}"
+        res = sandbox.run_isolated(
+            ["-m", "kbench_lib.baselines", "warm", str(p.path), device, precision, str(int(small)), str(out)],
+            workdir=str(workdir), timeout_s=timeout_s, env_extra=_cache_env(folder), isolate_network=False,
+        )
+        if not out.exists():
+            what = f"cold compile exceeded {timeout_s:g} s" if res.timed_out else f"cold compile exit {res.returncode}: {res.log[-800:]}"
+            out.write_text(json.dumps({"error": what}))
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(tqdm(pool.map(one, problems), total=len(problems), desc="compiling", unit="problem", disable=not progress))
+
+
 def _write(row: dict, path: Path) -> None:
     import pandas as pd
 
@@ -138,8 +208,10 @@ def _write(row: dict, path: Path) -> None:
 
 
 def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision: str = "fp32", small: bool | None = None,
-          root: str | Path | None = None, timeout_s: float = 600.0, budget_s: float = 5.0, progress: bool = True) -> Path:
-    """Measure every (problem, mode) not yet on disk; returns the device's baseline folder."""
+          root: str | Path | None = None, timeout_s: float = 600.0, budget_s: float = 5.0, progress: bool = True,
+          compile_jobs: int = 0) -> Path:
+    """Measure every (problem, mode) not yet on disk; returns the device's baseline folder.
+    ``compile_jobs > 1``: compile the pending ``compile`` rows that many at a time first."""
     from tqdm.auto import tqdm
 
     from . import sandbox
@@ -149,12 +221,16 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
     small = (not device.startswith("cuda")) if small is None else small
     folder = (Path(root or DEFAULT_ROOT) / device_slug(device)).resolve()
     todo = [(p, m) for p in problems for m in modes if not _file_for(folder, p, m, precision, small).exists()]
+    if compile_jobs > 1:
+        prewarm_compile([p for p, m in todo if m == "compile"], device, precision, small, folder, compile_jobs, timeout_s, progress)
     for p, m in tqdm(todo, desc="baselines", unit="run", disable=not progress):
         path = _file_for(folder, p, m, precision, small)
         workdir = folder / ".work"
+        warm = _warm_file(folder, p, precision, small)
         res = sandbox.run_isolated(
-            ["-m", "kbench_lib.baselines", "one", str(p.path), m, device, precision, str(int(small)), str(budget_s), str(path)],
-            workdir=str(workdir), timeout_s=timeout_s, isolate_network=False,
+            ["-m", "kbench_lib.baselines", "one", str(p.path), m, device, precision, str(int(small)), str(budget_s), str(path),
+             *([str(warm)] if m == "compile" and warm.exists() else [])],
+            workdir=str(workdir), timeout_s=timeout_s, env_extra=_cache_env(folder), isolate_network=False,
         )
         if not path.exists():  # the measuring process died or hung: the failure is the row
             env = environment(device)
@@ -168,10 +244,27 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
 
 
 def main(argv: list[str]) -> None:
-    if argv[0] != "one":
-        raise SystemExit("usage: python -m kbench_lib.baselines one PROBLEM MODE DEVICE PRECISION SMALL BUDGET OUT")
-    _, problem_path, mode, device, precision, small, budget, out = argv
+    if argv and argv[0] == "warm":
+        _, problem_path, device, precision, small, out = argv
+        try:
+            result = {"compile_cold_s": compile_once(load_problem(problem_path), device, precision, bool(int(small)))}
+        except Exception as e:  # noqa: BLE001 - recorded; the timing process meets the same failure and records it
+            result = {"error": f"{type(e).__name__}: {str(e)[:1500]}"}
+        Path(out).write_text(json.dumps(result))
+        return
+    if not argv or argv[0] != "one":
+        raise SystemExit("usage: python -m kbench_lib.baselines one PROBLEM MODE DEVICE PRECISION SMALL BUDGET OUT [WARM_JSON]\n"
+                         "       python -m kbench_lib.baselines warm PROBLEM DEVICE PRECISION SMALL OUT_JSON")
+    _, problem_path, mode, device, precision, small, budget, out, *warm = argv
     row = measure_one(load_problem(problem_path), mode, device, precision, bool(int(small)), float(budget))
+    if warm:
+        try:
+            info = json.loads(Path(warm[0]).read_text())
+        except (OSError, ValueError):
+            info = {}
+        row["compile_cold_s"] = info.get("compile_cold_s")
+        if info.get("error") and not row.get("error"):
+            row["error"] = f"parallel compile: {info['error']}"
     _write(row, Path(out))
     print(json.dumps({k: row[k] for k in ("problem", "mode", "runtime_ms", "failure")}))
 

@@ -148,7 +148,8 @@ def cmd_baselines(a) -> int:
     from .baselines import sweep
 
     problems = _selected_problems(a, "baselines")
-    folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet)
+    folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet,
+                   compile_jobs=a.compile_jobs)
     print(f"baselines in {folder}")
     return 0
 
@@ -201,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--small", dest="small", action="store_true", default=None)
     size.add_argument("--full", dest="small", action="store_false")
     p.add_argument("--out", default=None, help="root folder (default results/baselines); a folder per device below it")
+    p.add_argument("--compile-jobs", type=int, default=0, help="compile this many problems at once before timing (default: one at a time)")
     p.add_argument("--filter", nargs="*", default=None)
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per (problem, mode)")
