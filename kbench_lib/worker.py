@@ -23,7 +23,7 @@ import traceback
 
 import torch
 
-from . import profiling, timing  # bound before any candidate code runs
+from . import compare, profiling, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
 from .reference import set_flags
 from .tensors import as_output_list, dtype_of, to_device
@@ -158,18 +158,20 @@ def _settings() -> dict:
 
 def _harness_objects() -> dict:
     """Every function the harness relies on after the candidate is imported, by identity
-    (THREATS #14): this module's, the timing and profiling modules', and the torch entry points."""
+    (THREATS #14): this module's, the timing, profiling and compare (input fingerprints) modules',
+    and the torch entry points they call."""
     import kbench_lib.worker as worker_module  # the same code when this runs as __main__
 
     objs = {}
-    for mod in {sys.modules[__name__], worker_module, timing, profiling}:
+    for mod in {sys.modules[__name__], worker_module, timing, profiling, compare}:
         for name, obj in vars(mod).items():
             if callable(obj) or name.startswith("_"):
                 objs[f"{mod.__name__}.{name}"] = obj
     objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
     for owner, names in (
-        (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__")),
-        (torch, ("save", "load", "equal", "allclose", "isfinite", "manual_seed")),
+        (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__",
+                        "view", "contiguous", "reshape", "sum", "element_size", "__mul__", "__and__", "__iadd__", "__getitem__")),
+        (torch, ("save", "load", "equal", "allclose", "isfinite", "manual_seed", "zeros", "arange", "view_as_real")),
         (torch.cuda, ("synchronize", "Event", "mem_get_info")),
         (os, ("write", "urandom", "listdir", "_exit")),
         (json, ("dumps",)),
