@@ -50,6 +50,9 @@ def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dic
         "TORCH_EXTENSIONS_DIR": str(build_dir(candidate, device)),
         "TRITON_CACHE_DIR": str(cache_root() / "triton"),
         "MAX_JOBS": str(jobs or max(1, min(8, os.cpu_count() or 1))),
+        # torch.compile in a candidate compiles in its own thread: Inductor's compile pools would
+        # otherwise be threads left running after the calls (the threads_started check)
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
     }
     arch = local_arch(device)
     if arch:
