@@ -27,7 +27,6 @@ import socket
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,6 +35,8 @@ from kbench_lib import build
 from kbench_lib.candidates import load_candidate
 from kbench_lib.judge import JudgeOptions, judge
 from kbench_lib.problems import load_problem
+
+from adversarial_common import MISMATCH, Cheat, assert_caught, report, summary  # beside this file
 
 pytestmark = pytest.mark.slow
 
@@ -65,45 +66,10 @@ def verdict(rel: str, problem: str):
             build.mark_built(candidate, OPTS["device"], 0.0, "build stage skipped by tests/adversarial")
         v = judge(load_problem(HERE / "problems" / f"{problem}.py"), candidate, JudgeOptions(**OPTS))
         _VERDICTS[key] = v
-        report = os.environ.get("KBENCH_ADV_REPORT")
-        if report:
-            with open(report, "a") as f:
-                f.write(json.dumps({"candidate": rel, "problem": problem, **_brief(v)}, default=str) + "\n")
+        report(rel, problem, v)
     return _VERDICTS[key]
 
 
-def _brief(v) -> dict:
-    keys = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "max_abs_err", "seeds_checked", "variants_checked")
-    out = {k: getattr(v, k, None) for k in keys}
-    if isinstance(out["message"], str):
-        out["message"] = out["message"][-600:]
-    return out
-
-
-def summary(v) -> str:
-    return json.dumps(_brief(v), default=str)
-
-
-def catches(v) -> set[str]:
-    got = {f"failure:{v.failure}"} if v.failure else set()
-    return got | {"flag:" + str(f).split(":", 1)[0].strip() for f in v.flags}
-
-
-@dataclass(frozen=True)
-class Cheat:
-    file: str
-    problem: str
-    any_of: tuple = ()
-    all_of: tuple = ()
-    tamper: bool = False  # patches the harness inside the candidate's process
-    forges_time: bool = False  # its only gain is a faked time: an honest measurement defeats it
-
-    @property
-    def id(self) -> str:
-        return Path(self.file).stem
-
-
-MISMATCH = ("failure:output_mismatch", "failure:nonfinite")
 CHEATS = [
     # 1-3: what ran, not what was written
     Cheat("01a_library_passthrough_no_kernel.py", LINEAR, all_of=("flag:no_custom_kernel", "flag:library_passthrough")),
@@ -167,35 +133,9 @@ def test_legit_twin_passes_untouched(file, problem):
     assert v.runtime_ms and v.runtime_ms > 0 and v.variants_checked >= 1, summary(v)
 
 
-def _defeated(cheat: Cheat, v) -> str | None:
-    """Why a harness-tampering cheat did no harm, or None."""
-    text = (v.message or "") + (v.error or "")
-    if "CHEAT TARGET MISSING" in text:
-        return "its target is not reachable from the candidate's process"
-    if cheat.forges_time and v.correct and not v.flags and v.runtime_ms:
-        honest = verdict(*HONEST)
-        if honest.correct and honest.runtime_ms and v.runtime_ms >= 0.2 * honest.runtime_ms:
-            return f"the time was measured honestly anyway ({v.runtime_ms:.4g} ms vs honest {honest.runtime_ms:.4g} ms)"
-    return None
-
-
 @pytest.mark.parametrize("cheat", CHEATS, ids=[c.id for c in CHEATS])
 def test_cheat_is_caught(cheat: Cheat):
-    v = verdict(f"cheats/{cheat.file}", cheat.problem)
-    s = summary(v)
-    print(f"cheats/{cheat.file}: {s}")
-    if cheat.tamper:
-        why = _defeated(cheat, v)
-        if why:
-            print(f"defeated: {why}")
-            return
-    assert v.failure not in ("compile_error", "load_error"), f"the cheat did not run, so it proves nothing: {s}"
-    assert (not v.correct) or v.flags, f"NOT CAUGHT (correct, no flag): {s}"
-    got = catches(v)
-    if cheat.any_of:
-        assert got & set(cheat.any_of), f"caught, but not by the expected defence (any of {cheat.any_of}); got {sorted(got)}: {s}"
-    missing = [c for c in cheat.all_of if c not in got]
-    assert not missing, f"the expected defence did not fire: missing {missing}; got {sorted(got)}: {s}"
+    assert_caught(cheat, verdict(f"cheats/{cheat.file}", cheat.problem), lambda: verdict(*HONEST), min_ratio=0.2)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -9,9 +9,7 @@ a GPU). ``KBENCH_ADV_REPORT=/some/file.jsonl`` gets one JSON line per verdict.
 """
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ import pytest
 from kbench_lib.candidates import load_candidate
 from kbench_lib.judge import JudgeOptions, judge
 from kbench_lib.problems import load_problem
+
+from adversarial_common import MISMATCH, Cheat, assert_caught, report, summary  # beside this file
 
 pytestmark = pytest.mark.gpu
 
@@ -29,7 +29,6 @@ ELEMENTWISE = "1_Scale_Add_ReLU"
 LINEAR = "2_Linear_GELU"
 ROWSUM = "3_Row_Sum"
 HONEST = ("legit/gpu/elementwise_cuda.py", ELEMENTWISE)
-MISMATCH = ("failure:output_mismatch", "failure:nonfinite")
 
 _VERDICTS: dict = {}
 
@@ -42,43 +41,8 @@ def verdict(rel: str, problem: str):
     key = (rel, problem)
     if key not in _VERDICTS:
         v = _VERDICTS[key] = _judge(rel, problem)
-        report = os.environ.get("KBENCH_ADV_REPORT")
-        if report:
-            with open(report, "a") as f:
-                f.write(json.dumps({"candidate": rel, "problem": problem, **_brief(v)}, default=str) + "\n")
+        report(rel, problem, v)
     return _VERDICTS[key]
-
-
-def _brief(v) -> dict:
-    keys = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "sol_ms", "max_abs_err",
-            "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked", "judge_s", "stage_s")
-    out = {k: getattr(v, k, None) for k in keys}
-    if isinstance(out["message"], str):
-        out["message"] = out["message"][-600:]
-    return out
-
-
-def summary(v) -> str:
-    return json.dumps(_brief(v), default=str)
-
-
-def catches(v) -> set[str]:
-    got = {f"failure:{v.failure}"} if v.failure else set()
-    return got | {"flag:" + str(f).split(":", 1)[0].strip() for f in v.flags}
-
-
-@dataclass(frozen=True)
-class Cheat:
-    file: str
-    problem: str
-    any_of: tuple = ()
-    all_of: tuple = ()
-    tamper: bool = False
-    forges_time: bool = False
-
-    @property
-    def id(self) -> str:
-        return Path(self.file).stem
 
 
 CHEATS = [
@@ -112,34 +76,9 @@ def test_legit_twin_passes_untouched_gpu(file, problem):
     assert v.runtime_ms and v.runtime_ms > 0, summary(v)
 
 
-def _defeated(cheat: Cheat, v) -> str | None:
-    text = (v.message or "") + (v.error or "")
-    if "CHEAT TARGET MISSING" in text:
-        return "its target is not reachable from the candidate's process"
-    if cheat.forges_time and v.correct and not v.flags and v.runtime_ms:
-        honest = verdict(*HONEST)
-        if honest.correct and honest.runtime_ms and v.runtime_ms >= 0.5 * honest.runtime_ms:
-            return f"the time was measured honestly anyway ({v.runtime_ms:.4g} ms vs honest {honest.runtime_ms:.4g} ms)"
-    return None
-
-
 @pytest.mark.parametrize("cheat", CHEATS, ids=[c.id for c in CHEATS])
 def test_cheat_is_caught_gpu(cheat: Cheat):
-    v = verdict(f"cheats/gpu/{cheat.file}", cheat.problem)
-    s = summary(v)
-    print(f"cheats/gpu/{cheat.file}: {s}")
-    if cheat.tamper:
-        why = _defeated(cheat, v)
-        if why:
-            print(f"defeated: {why}")
-            return
-    assert v.failure not in ("compile_error", "load_error"), f"the cheat did not run, so it proves nothing: {s}"
-    assert (not v.correct) or v.flags, f"NOT CAUGHT (correct, no flag): {s}"
-    got = catches(v)
-    if cheat.any_of:
-        assert got & set(cheat.any_of), f"caught, but not by the expected defence (any of {cheat.any_of}); got {sorted(got)}: {s}"
-    missing = [c for c in cheat.all_of if c not in got]
-    assert not missing, f"the expected defence did not fire: missing {missing}; got {sorted(got)}: {s}"
+    assert_caught(cheat, verdict(f"cheats/gpu/{cheat.file}", cheat.problem), lambda: verdict(*HONEST), min_ratio=0.5, folder="cheats/gpu")
 
 
 def test_illegal_memory_access_is_contained_and_the_next_candidate_runs():
