@@ -33,11 +33,12 @@ if [[ $what == all || $what == solutions ]]; then
   timeout "${SOLUTIONS_TIMEOUT:-560}" python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 \
     --run-id "${RUN_ID:-solutions}" --runs-root /tmp/runs --timing-budget "${TIMING_BUDGET:-2}" --quiet \
     ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
+  tar -czf "$OUT/solutions-${RUN_ID:-solutions}-parts.tar.gz" -C /tmp/runs "${RUN_ID:-solutions}/records"
   python3 - "$OUT" <<'PY'
 import os, sys
-from kbench_lib.records import read_records
+from kbench_lib.records import read_records, save_records
 df = read_records("/tmp/runs", os.environ.get("RUN_ID", "solutions"))
-df.to_parquet(f"{sys.argv[1]}/solutions-{os.environ.get('RUN_ID', 'solutions')}.parquet")
+save_records(df, f"{sys.argv[1]}/solutions-{os.environ.get('RUN_ID', 'solutions')}.parquet")
 import pandas as pd
 pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
 print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())

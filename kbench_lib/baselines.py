@@ -71,7 +71,8 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
 
     row = {
         "problem": problem.key, "level": problem.level, "mode": mode, "precision": precision, "small": small,
-        "task": problem.task, "device": device, "runtime_ms": None, "failure": None, "error": None, "compile_s": None,
+        "task": problem.task, "device": device, "runtime_ms": None, "device_ms": None, "failure": None, "error": None,
+        "compile_s": None,
     }
     row.update(environment(device))
     row["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -125,7 +126,7 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
                     return model(*inputs)
         t = time_callable(fn, sets, device, budget_s=budget_s)
         row.update(runtime_ms=t.median_ms, runtime_std_ms=t.std_ms, runtime_p10_ms=t.p10_ms, runtime_p90_ms=t.p90_ms,
-                   runtime_min_ms=t.min_ms, n_trials=t.n_trials, rse=t.rse)
+                   runtime_min_ms=t.min_ms, n_trials=t.n_trials, rse=t.rse, device_ms=t.device_ms, remeasured=t.remeasured)
     except torch.cuda.OutOfMemoryError as e:
         row["failure"], row["error"] = "oom", str(e)[:2000]
     except NotImplementedError as e:

@@ -67,6 +67,9 @@ SCHEMA = pa.schema(
         ("git_sha", pa.string()),
         ("timestamp", pa.timestamp("us", tz="UTC")),
         ("judge_stages", pa.map_(pa.string(), pa.float64())),  # seconds per stage of the judge (Verdict.stage_s)
+        ("device_ms", pa.float64()),  # device-busy clock: kernel time of one call summed over streams (CUPTI)
+        ("baseline_eager_device_ms", pa.float64()),
+        ("timing_remeasured", pa.int32()),  # timed runs discarded as outliers and run again
     ]
 )
 
@@ -132,6 +135,9 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "git_sha": env.get("git_sha"),
         "timestamp": _dt.datetime.now(_dt.timezone.utc),
         "judge_stages": sorted((v.get("stage_s") or {}).items()),
+        "device_ms": stats.get("device_ms"),
+        "baseline_eager_device_ms": (v.get("baseline_stats") or {}).get("device_ms"),
+        "timing_remeasured": stats.get("remeasured"),
     }
 
 
@@ -167,3 +173,16 @@ def read_records(root: str | Path, run_id: str | None = None):
     if not files:
         return SCHEMA.empty_table().to_pandas()
     return ds.dataset(files, schema=SCHEMA, format="parquet").to_table().to_pandas()
+
+
+def save_records(df, path: str | Path) -> Path:
+    """Write records (a DataFrame from ``read_records``, possibly filtered) to one parquet file with
+    the records schema. ``DataFrame.to_parquet`` cannot: the map column ``judge_stages`` comes back
+    from pyarrow as lists of pairs, which pandas' own conversion rejects."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = df.reindex(columns=SCHEMA.names)
+    table = pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False)
+    pq.write_table(table, path)
+    return path
+

@@ -8,6 +8,17 @@ stream; ``end_after_sync - end`` beyond the idle gap measured on a no-op shows w
 call on another stream (unjoined side-stream work, THREATS #11): such a call is timed up to the
 device-wide sync instead and reported.
 
+Two clocks on CUDA, both recorded: the *end-to-end* time above (what a user's program pays, launch
+overhead and gaps included; speedups use it) and the *device-busy* time: the sum of the durations
+of every kernel, copy and fill the call put on any stream, read from CUPTI through torch.profiler
+over a separate pass of profiled calls (same flush, same rotation). Launch-bound calls show as
+end-to-end well above device-busy.
+
+Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
+settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
+timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
+again (at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often).
+
 CPU: a monotonic nanosecond clock around each call, with the same rotation.
 
 Trials continue until at least ``min_trials`` ran and either the relative standard error of the
@@ -18,6 +29,7 @@ candidate code runs and checks the bindings are unchanged afterwards (THREATS #1
 """
 from __future__ import annotations
 
+import bisect
 import collections
 
 import math
@@ -26,6 +38,10 @@ import time
 from dataclasses import asdict, dataclass
 
 import torch
+from torch.autograd import DeviceType as _DeviceType
+from torch.profiler import ProfilerActivity as _Activity
+from torch.profiler import profile as _profile
+from torch.profiler import record_function as _record_function
 
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic
@@ -41,7 +57,16 @@ BOUND = {
     "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time", _elapsed_time),
     "torch.cuda.Event.record": (torch.cuda.Event, "record", _record),
     "torch.cuda.synchronize": (torch.cuda, "synchronize", _synchronize),
+    "torch.profiler.profile": (torch.profiler, "profile", _profile),
+    "torch.profiler.record_function": (torch.profiler, "record_function", _record_function),
 }
+
+DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
+DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
+MAX_REMEASURE = 2
+SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
+SETTLE_BLOCK = 5
+SETTLE_MAX_S = 2.0
 
 
 def tampered_bindings() -> list[str]:
@@ -61,6 +86,9 @@ class Timing:
     rse: float  # relative standard error of the median estimate
     unjoined_trials: int = 0  # trials whose work outlived the call on another stream
     first_round_ms: float | None = None  # median of the first call on each input set
+    device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
+    device_calls: int = 0  # profiled calls behind device_ms
+    remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,6 +109,16 @@ def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Ti
     rse = (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
     first = statistics.median(samples_ms[:n_sets]) if n_sets and n > n_sets else None
     return Timing(med, mean, std, q(0.10), q(0.90), s[0], n, rse, unjoined, first)
+
+
+def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT_FLOOR_MS) -> bool:
+    """Whether the first and second half of a run disagree: the clock, the GPU's state or another
+    process changed while it ran, so its median describes neither half."""
+    n = len(samples_ms)
+    if n < 20:
+        return False
+    a, b = statistics.median(samples_ms[: n // 2]), statistics.median(samples_ms[n // 2:])
+    return abs(a - b) > max(tol * min(a, b), floor_ms)
 
 
 def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float) -> bool:
@@ -120,23 +158,117 @@ def idle_gap_ms(device: torch.device, trials: int = 50) -> float:
     return statistics.median(gaps)
 
 
-def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync) -> None:
+def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=None) -> int:
     """Calls ``fn`` until ``warmup_ms`` have passed, at least once per warm-up set and at least
     ``n_timed_sets + 1`` times, holding the last ``n_timed_sets + 1`` outputs alive as the timed loop
     does (its caller keeps one output per input set for re-checking). The caching allocator thus
     holds enough blocks before the first timed call: otherwise the first round pays for fresh
     device allocations (hundreds of microseconds each) that later rounds do not, which reads as
-    a kernel that is fast only on data it has seen (the memoisation check)."""
+    a kernel that is fast only on data it has seen (the memoisation check).
+
+    With ``clock`` (a callable timing one call in ms), warm-up also goes on until two consecutive
+    blocks of ``SETTLE_BLOCK`` calls agree within ``SETTLE`` (at most ``SETTLE_MAX_S`` longer): a
+    GPU leaving an idle clock state runs slow for a while. Returns the number of calls made."""
     held: collections.deque = collections.deque(maxlen=n_timed_sets + 1)
     started = _monotonic()
     i = 0
-    while i < max(len(warm), n_timed_sets + 1) or (_monotonic() - started) * 1e3 < warmup_ms:
-        held.append(fn(*warm[i % len(warm)]))
-        sync()
+    times: list[float] = []
+
+    def settled() -> bool:
+        if clock is None:
+            return True
+        if len(times) < 2 * SETTLE_BLOCK:
+            return False
+        if _monotonic() - started > warmup_ms / 1e3 + SETTLE_MAX_S:
+            return True
+        a = statistics.median(times[-2 * SETTLE_BLOCK: -SETTLE_BLOCK])
+        b = statistics.median(times[-SETTLE_BLOCK:])
+        return abs(a - b) <= max(SETTLE * min(a, b), DRIFT_FLOOR_MS)
+
+    while i < max(len(warm), n_timed_sets + 1) or (_monotonic() - started) * 1e3 < warmup_ms or not settled():
+        args = warm[i % len(warm)]
+        if clock is None:
+            held.append(fn(*args))
+            sync()
+        else:
+            t, out = clock(args)
+            held.append(out)
+            times.append(t)
         i += 1
         if i > 10000:
             break
     held.clear()
+    return i
+
+
+def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
+    """Sum of the durations of the device ``spans`` (start, duration) that start inside each host
+    window (start, end), windows in time order; a span outside every window is nobody's."""
+    windows = sorted(windows)
+    starts = [w[0] for w in windows]
+    busy = [0.0] * len(windows)
+    for start, duration in spans:
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0 and start <= windows[i][1]:
+            busy[i] += duration
+    return busy
+
+
+def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[float | None, int]:
+    """Device-busy clock: (median over ``calls`` profiled calls of the summed duration of every
+    device activity the call launched, on any stream; number of calls behind it).
+
+    Each call runs inside its own profiler range after the L2 flush and a device-wide sync, and the
+    range closes after another sync, so everything that starts inside a range is that call's work.
+    Activities are assigned to calls by start time (CUPTI timestamps share the host clock)."""
+    with _profile(activities=[_Activity.CPU, _Activity.CUDA]) as prof:
+        for k in range(calls):
+            if flusher is not None:
+                flusher()
+            _synchronize()
+            with _record_function("kbench::timed_call"):
+                out = fn(*input_sets[k % len(input_sets)])
+                _synchronize()
+            del out
+    events = prof.events()
+    windows = [(e.time_range.start, e.time_range.end) for e in events
+               if e.name == "kbench::timed_call" and e.device_type == _DeviceType.CPU]
+    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in events if e.device_type == _DeviceType.CUDA]
+    busy = busy_per_window(windows, spans)
+    if not busy:
+        return None, 0
+    return statistics.median(busy) / 1e3, len(busy)
+
+
+def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse) -> Timing:
+    """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
+    ``MAX_REMEASURE`` re-measurements). The first round (first calls on unseen data, when warm-up
+    ran on other sets) is taken from the first run and kept out of the drift check: a check that
+    discarded it would hide exactly what the memoisation check looks for."""
+    remeasured = 0
+    first = None
+    while True:
+        samples: list[float] = []
+        unjoined = 0
+        started = _monotonic()
+        k = 0
+        while not _done(samples, started, min_trials, max_trials, budget_s, target_rse):
+            set_index = k % n_sets
+            t, late, out = trial(set_index)
+            samples.append(t)
+            unjoined += late
+            if after_call is not None and not remeasured:
+                after_call(k, set_index, out)
+            del out
+            k += 1
+        if remeasured == 0 and first_round:
+            first = summarize(samples, 0, n_sets).first_round_ms
+        if remeasured >= MAX_REMEASURE or not drifted(samples[n_sets:] if first_round else samples):
+            break
+        remeasured += 1
+    result = summarize(samples, unjoined)
+    result.first_round_ms, result.remeasured = first, remeasured
+    return result
 
 
 def time_cuda(
@@ -151,22 +283,31 @@ def time_cuda(
     flush_l2: bool = True,
     after_call=None,
     warmup_sets: list | None = None,
+    device_clock: bool = True,
+    device_calls: int = 30,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
     ``after_call(index, set_index, output)`` is called outside the timed window (used to keep a
-    sample of timed outputs for re-checking). Warm-up runs on ``warmup_sets`` when given, so the
-    first timed call on each input set is the first call that sees its data."""
+    sample of timed outputs for re-checking; first run only). Warm-up runs on ``warmup_sets`` when
+    given, so the first timed call on each input set is the first call that sees its data.
+    ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards."""
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
-    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: _synchronize(device))
-    samples: list[float] = []
-    unjoined = 0
-    started = _monotonic()
-    k = 0
-    while not _done(samples, started, min_trials, max_trials, budget_s, target_rse):
-        set_index = k % len(input_sets)
+
+    def clock(args):
+        if flusher is not None:
+            flusher()
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        _synchronize(device)
+        _record(start)
+        out = fn(*args)
+        _record(end)
+        _synchronize(device)
+        return _elapsed_time(start, end), out
+
+    def trial(set_index):
         if flusher is not None:
             flusher()
         start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
@@ -180,14 +321,14 @@ def time_cuda(
         t = _elapsed_time(start, end)
         gap = _elapsed_time(end, end_sync)
         if gap > floor + max(0.02, 0.1 * t):
-            unjoined += 1
-            t = _elapsed_time(start, end_sync) - floor
-        samples.append(t)
-        if after_call is not None:
-            after_call(k, set_index, out)
-        del out
-        k += 1
-    return summarize(samples, unjoined, len(input_sets) if warmup_sets else 0)
+            return _elapsed_time(start, end_sync) - floor, 1, out
+        return t, 0, out
+
+    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: _synchronize(device), clock=clock)
+    result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse)
+    if device_clock and device_calls > 0:
+        result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
+    return result
 
 
 def time_cpu(
@@ -204,24 +345,19 @@ def time_cpu(
 ) -> Timing:
     """Time ``fn(*inputs)`` on the CPU with a monotonic clock, rotating over ``input_sets``."""
     _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: None)
-    samples: list[float] = []
-    started = _monotonic()
-    k = 0
-    while not _done(samples, started, min_trials, max_trials, budget_s, target_rse):
-        set_index = k % len(input_sets)
+
+    def trial(set_index):
         t0 = _perf_counter_ns()
         out = fn(*input_sets[set_index])
         t1 = _perf_counter_ns()
-        samples.append((t1 - t0) / 1e6)
-        if after_call is not None:
-            after_call(k, set_index, out)
-        del out
-        k += 1
-    return summarize(samples, 0, len(input_sets) if warmup_sets else 0)
+        return (t1 - t0) / 1e6, 0, out
+
+    return _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse)
 
 
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:
     if device.startswith("cuda"):
         return time_cuda(fn, input_sets, **kw)
-    kw.pop("flush_l2", None)
+    for key in ("flush_l2", "device_clock", "device_calls"):
+        kw.pop(key, None)
     return time_cpu(fn, input_sets, **kw)

@@ -211,7 +211,7 @@ def _start_runtime_threads(device: torch.device, profile: bool) -> None:
     if device.type == "cuda":
         y = x.to(device)
         (y @ y).sum().item()
-    if profile:
+    if profile or device.type == "cuda":  # the timing's device-busy clock profiles too
         profiling.profile_call(lambda: None, [], device.type)
     try:  # tqdm's monitor thread, which torch.compile's progress bars start, is not the candidate's
         import tqdm
