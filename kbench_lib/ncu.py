@@ -18,7 +18,8 @@ import os
 import shutil
 
 METRIC = "gpu__time_duration.sum"
-HEADER_START = '"ID","Process ID","Process Name","Host Name","Kernel Name"'
+# the kernel table's header; with --nvtx, NVTX range columns sit between "Host Name" and "Kernel Name"
+HEADER_START = '"ID","Process ID","Process Name","Host Name",'
 UNIT_NS = {
     "ns": 1.0, "nsecond": 1.0, "nanosecond": 1.0,
     "us": 1e3, "usecond": 1e3, "microsecond": 1e3,
@@ -66,7 +67,7 @@ def parse_gpu_time_csv(text: str, metric: str = METRIC) -> list[dict]:
     found: dict[int, dict] = {}
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith(HEADER_START):
+        if line.startswith(HEADER_START) and '"Kernel Name"' in line:
             header = next(csv.reader([line]))
             missing = {"ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value"} - set(header)
             if missing:

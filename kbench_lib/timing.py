@@ -201,6 +201,11 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=No
     return i
 
 
+def _annotation(e) -> bool:
+    kind = str(getattr(e, "activity_type", "") or "").lower()
+    return bool(getattr(e, "is_user_annotation", False)) or "annotation" in kind
+
+
 def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
     """Sum of the durations of the device ``spans`` (start, duration) that start inside each host
     window (start, end), windows in time order; a span outside every window is nobody's."""
@@ -233,7 +238,10 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
     events = prof.events()
     windows = [(e.time_range.start, e.time_range.end) for e in events
                if e.name == "kbench::timed_call" and e.device_type == _DeviceType.CPU]
-    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in events if e.device_type == _DeviceType.CUDA]
+    # device activities only: kernels, copies, fills. A profiler range also shows on the device
+    # timeline as a "user annotation" spanning its kernels; counting it would count them twice.
+    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in events
+             if e.device_type == _DeviceType.CUDA and not _annotation(e)]
     busy = busy_per_window(windows, spans)
     if not busy:
         return None, 0

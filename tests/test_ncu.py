@@ -243,3 +243,20 @@ def test_run_ncu_with_a_fake_ncu(bench, tmp_path, monkeypatch):
     assert res == {} and "no ncu CSV table" in error
     args.no_ncu = True
     assert bench.run_ncu(["ew_4k"], args) == ({}, "skipped (--no-ncu)", None)
+
+
+# the first lines of a real run on the H100 (ncu 2025.3.1, --nvtx): NVTX range columns sit between
+# "Host Name" and "Kernel Name", and a cell holds doubled quotes
+H100_NVTX = """==WARNING== Note: Running with unmodified GPU clocks. If not controlled otherwise, profiling results may be inconsistent.
+==PROF== Connected to process 526 (/usr/bin/python3.12)
+==PROF== Disconnected from process 526
+"ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","526","python3.12","127.0.0.1","526  ""<default domain>:kbench_fid:none:none:none:none:none:none"" ","","cuda::<unnamed>::spin_kernel(long)","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","ns","2,624"
+"""
+
+
+def test_parses_the_h100_table_with_nvtx_columns():
+    k = ncu.parse_gpu_time_csv(H100_NVTX)
+    assert [r["id"] for r in k] == [0]
+    assert k[0]["kernel"] == "cuda::<unnamed>::spin_kernel(long)" and k[0]["ns"] == 2624.0
+
