@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -113,6 +114,12 @@ def cmd_lint(a) -> int:
     device = resolve_device(a.device)
     small = a.small if a.small is not None else not device.startswith("cuda")
     problems, errors = discover_with_errors(a.path)
+    if a.filter:
+        problems = [p for p in problems if any(f in p.key for f in a.filter)]
+    if a.resume and a.report and os.path.exists(a.report):
+        with open(a.report) as f:
+            done = {json.loads(line)["problem"] for line in f if line.strip()}
+        problems = [p for p in problems if p.key not in done]
     reports = []
     for p in tqdm(problems, desc="lint", unit="problem", disable=a.quiet or a.json):
         started = time.monotonic()
@@ -191,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-lowp", action="store_true", help="skip the bf16/fp16 conditioning report")
     p.add_argument("--strict", action="store_true", help="exit 1 when any problem fails")
     p.add_argument("--report", default=None, help="append one JSON line per problem to this file as each is done")
+    p.add_argument("--resume", action="store_true", help="skip problems the --report file already has (a cut-off lint goes on)")
+    p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.set_defaults(fn=cmd_lint)
 
     p = sub.add_parser("baselines", help="time every problem in eager, compile and cudagraph modes (resumable)")

@@ -27,7 +27,9 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.tril(torch.randn(N, N)), torch.tril(torch.randn(N, N))]
+    # the second operand scaled by 1/sqrt(reduction length) keeps the product near unit scale: with
+    # raw randn the fp32 summation-order error of a long reduction exceeds the fp32 tolerance
+    return [torch.tril(torch.randn(N, N)), torch.tril(torch.randn(N, N)) / N ** 0.5]
 
 
 def get_init_inputs():

@@ -27,9 +27,11 @@ class Model(nn.Module):
 
 
 def get_inputs():
+    # the second operand scaled by 1/sqrt(reduction length) keeps the product near unit scale: with
+    # raw randn the fp32 summation-order error of a long reduction exceeds the fp32 tolerance
     x = torch.randn(N, N)
     y = torch.randn(N, N)
-    return [(x + x.T) * 0.5, (y + y.T) * 0.5]
+    return [(x + x.T) * 0.5, (y + y.T) * (0.5 / N ** 0.5)]
 
 
 def get_init_inputs():

@@ -31,7 +31,9 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(M, K), torch.randn(K, N)]
+    # the second operand scaled by 1/sqrt(reduction length) keeps the product near unit scale: with
+    # raw randn the fp32 summation-order error of a long reduction exceeds the fp32 tolerance
+    return [torch.randn(M, K), torch.randn(K, N) / K ** 0.5]
 
 
 def get_init_inputs():
