@@ -38,6 +38,21 @@ def test_lint_cli_json_last_line(fixtures, capsys):
     assert main(["lint", str(fixtures / "broken_problems"), "--small", "--json", "--no-lowp", "--strict"]) == 1
 
 
+def test_lint_report_resumes_where_it_stopped(fixtures, tmp_path, capsys):
+    """A lint cut off part-way goes on with --resume: problems already in the report are skipped."""
+    report = tmp_path / "lint.jsonl"
+    args = ["lint", str(fixtures / "broken_problems"), "--small", "--json", "--no-lowp", "--report", str(report)]
+    main(args + ["--filter", "1_Zero", "2_Constant"])
+    assert [json.loads(x)["problem"].split("/")[-1] for x in report.read_text().splitlines()] == ["1_Zero_Output", "2_Constant_Output"]
+    capsys.readouterr()
+    main(args + ["--resume"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["total"] == len(BROKEN) - 2  # only the ones not linted before
+    lines = [json.loads(x) for x in report.read_text().splitlines()]
+    assert len(lines) == len(BROKEN) and len({x["problem"] for x in lines}) == len(BROKEN)
+    assert all(x["failed"] for x in lines)
+
+
 def test_degenerate_reasons_on_outputs():
     import torch
 
