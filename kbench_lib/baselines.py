@@ -67,7 +67,7 @@ def _graphed(model, sets: list):
 
 def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32", small: bool = False, budget_s: float = 5.0) -> dict:
     """Time one mode of one problem in this process; returns the row (runtime or failure)."""
-    from .roofline import count, sol_ms, spec_for
+    from .roofline import count, measured_spec_for, sol_ms, spec_for
 
     row = {
         "problem": problem.key, "level": problem.level, "mode": mode, "precision": precision, "small": small,
@@ -83,6 +83,7 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
         spec = spec_for(row["device_name"]) if device.startswith("cuda") else None
         if spec:
             row["sol_ms"], row["bound"] = sol_ms(c["flops"], c["bytes"], spec, precision)
+            row["sol_measured_ms"] = sol_ms(c["flops"], c["bytes"], measured_spec_for(row["device_name"]), precision)[0]
     except Exception as e:  # noqa: BLE001 - a missing bound is recorded, the timing goes on
         row["error"] = f"roofline: {type(e).__name__}: {str(e)[:300]}"
     try:

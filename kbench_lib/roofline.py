@@ -34,6 +34,29 @@ DEVICES = {
 }
 
 
+# Ceilings measured on the GPU machine here with Nsight Compute (gpu__time_duration, clocks not
+# locked), from benchmarks/timing_fidelity.py on 2026-11-21 (results/benchmarks/nvidia-h100-80gb-hbm3/
+# timing_fidelity-2026-11-21/): fp32 GEMM with TF32 off, 8192^3 in 21.29 ms (51.6 TFLOP/s); an fp32
+# elementwise op over 256M elements, 2.15 GB read plus written in 705.6 us (3.04 TB/s). A bf16
+# ceiling has not been measured by kbench, so the datasheet value stays.
+MEASURED = {
+    "NVIDIA H100 80GB HBM3": {"fp32_tflops": 51.6, "bandwidth_tbs": 3.04},
+}
+
+
+def measured_spec_for(device_name: str) -> DeviceSpec | None:
+    """The datasheet spec with the ceilings measured on this exact device model substituted where
+    there are any (``MEASURED``); None when the device is unknown. Reported next to the datasheet
+    bound (``sol_measured_ms``); the ``faster_than_light`` guard keeps the datasheet bound, which a
+    legitimate kernel can never beat, while a measured ceiling can be beaten a little."""
+    spec = spec_for(device_name)
+    over = MEASURED.get(device_name)
+    if spec is None or not over:
+        return spec
+    return DeviceSpec(f"{device_name} (measured)", over.get("fp32_tflops", spec.fp32_tflops),
+                      over.get("bf16_tflops", spec.bf16_tflops), over.get("bandwidth_tbs", spec.bandwidth_tbs))
+
+
 def spec_for(device_name: str) -> DeviceSpec | None:
     n = device_name.lower()
     if "h200" in n:

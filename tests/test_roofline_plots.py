@@ -25,6 +25,17 @@ def test_sol_ms_takes_the_larger_bound():
     assert roofline.spec_for("some cpu") is None
 
 
+def test_measured_ceilings_replace_datasheet_peaks_only_where_measured():
+    sheet = roofline.spec_for("NVIDIA H100 80GB HBM3")
+    m = roofline.measured_spec_for("NVIDIA H100 80GB HBM3")
+    assert m.fp32_tflops == 51.6 and m.bandwidth_tbs == 3.04
+    assert m.bf16_tflops == sheet.bf16_tflops  # not measured: the datasheet stays
+    # a measured ceiling is lower than the datasheet, so the bound it gives is longer
+    assert roofline.sol_ms(1e12, 1e9, m)[0] > roofline.sol_ms(1e12, 1e9, sheet)[0]
+    assert roofline.measured_spec_for("NVIDIA H200") is roofline.spec_for("NVIDIA H200")
+    assert roofline.measured_spec_for("some cpu") is None
+
+
 def _df():
     rows = []
     for i, (c, f, s) in enumerate([(True, [], 1.5), (True, [], 0.7), (False, [], None), (True, ["x"], 9.0)]):
