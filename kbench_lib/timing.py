@@ -17,7 +17,7 @@ end-to-end well above device-busy.
 Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
 timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
-again (at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often).
+again (CUDA: at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often).
 
 CPU: a monotonic nanosecond clock around each call, with the same rotation.
 
@@ -248,7 +248,8 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
     return statistics.median(busy) / 1e3, len(busy)
 
 
-def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse) -> Timing:
+def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
+          max_remeasure: int = MAX_REMEASURE) -> Timing:
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
     ``MAX_REMEASURE`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
@@ -271,7 +272,7 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
             k += 1
         if remeasured == 0 and first_round:
             first = summarize(samples, 0, n_sets).first_round_ms
-        if remeasured >= MAX_REMEASURE or not drifted(samples[n_sets:] if first_round else samples):
+        if remeasured >= max_remeasure or not drifted(samples[n_sets:] if first_round else samples):
             break
         remeasured += 1
     result = summarize(samples, unjoined)
@@ -350,8 +351,12 @@ def time_cpu(
     target_rse: float = 0.005,
     after_call=None,
     warmup_sets: list | None = None,
+    max_remeasure: int = 0,
 ) -> Timing:
-    """Time ``fn(*inputs)`` on the CPU with a monotonic clock, rotating over ``input_sets``."""
+    """Time ``fn(*inputs)`` on the CPU with a monotonic clock, rotating over ``input_sets``.
+
+    Drifting runs are not re-measured by default here: CPU timings exist to keep the pipeline
+    testable on machines without a GPU, where a shared, noisy CPU would re-measure most runs."""
     _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: None)
 
     def trial(set_index):
@@ -360,7 +365,8 @@ def time_cpu(
         t1 = _perf_counter_ns()
         return (t1 - t0) / 1e6, 0, out
 
-    return _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse)
+    return _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse,
+                 max_remeasure)
 
 
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:

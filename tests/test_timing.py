@@ -53,9 +53,20 @@ def test_a_run_that_drifts_is_measured_again():
         calls[0] += 1
         time.sleep(0.004 if 20 <= calls[0] <= 45 else 0.001)
 
-    t = timing.time_cpu(fn, [[]], warmup_ms=0, min_trials=40, max_trials=40)
+    t = timing.time_cpu(fn, [[]], warmup_ms=0, min_trials=40, max_trials=40, max_remeasure=2)
     assert t.remeasured >= 1
     assert 0.9 < t.median_ms < 2.5 and t.n_trials == 40
+
+
+def test_cpu_timing_does_not_remeasure_unless_asked():
+    calls = [0]
+
+    def fn():
+        calls[0] += 1
+        time.sleep(0.003 if calls[0] > 22 else 0.001)
+
+    t = timing.time_cpu(fn, [[]], warmup_ms=0, min_trials=40, max_trials=40)
+    assert t.remeasured == 0 and t.n_trials == 40 and calls[0] == 42
 
 
 def test_first_round_survives_a_remeasurement():
@@ -66,7 +77,7 @@ def test_first_round_survives_a_remeasurement():
         calls[0] += 1
         time.sleep(0.005 if calls[0] <= 33 else 0.001)  # 3 warm-up calls, then a slow first run
 
-    t = timing.time_cpu(fn, [[1], [2]], warmup_ms=0, min_trials=60, max_trials=60, warmup_sets=[[0]])
+    t = timing.time_cpu(fn, [[1], [2]], warmup_ms=0, min_trials=60, max_trials=60, warmup_sets=[[0]], max_remeasure=2)
     assert t.remeasured >= 1 and t.first_round_ms is not None and t.first_round_ms > 4
 
 
