@@ -95,21 +95,9 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
             if mode == "cudagraph":
                 raise NotImplementedError("cudagraph mode times forward-only tasks")
             for s in sets:
-                for t in s:
-                    if isinstance(t, torch.Tensor) and t.is_floating_point():
-                        t.requires_grad_(True)
+                _require_grad(s)
         if mode == "compile":
-            model = torch.compile(model)
-            t0 = time.monotonic()
-            if backward:
-                out = model(*sets[0])
-                torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out])
-            else:
-                with torch.no_grad():
-                    model(*sets[0])
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            row["compile_s"] = time.monotonic() - t0
+            model, row["compile_s"] = _compile_and_call(model, sets[0], backward, device)
         if mode == "cudagraph":
             if not device.startswith("cuda"):
                 raise NotImplementedError("cudagraph mode needs a CUDA device")
@@ -137,18 +125,15 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     return row
 
 
-def compile_once(problem: Problem, device: str, precision: str = "fp32", small: bool = False) -> float:
-    """Compile the reference with torch.compile and run it once (forward, and backward for backward
-    tasks); returns the seconds that took (the cold compile time when the caches are empty)."""
-    set_flags()
-    cfg = problem.configs(small=small)[0]
-    model, _, _ = build_reference(problem, cfg, 0, 1, device, precision)
-    inputs = to_device(make_inputs(problem, cfg, 1, precision), device)
-    backward = problem.task == "backward"
-    if backward:
-        for t in inputs:
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.requires_grad_(True)
+def _require_grad(inputs: list) -> None:
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            t.requires_grad_(True)
+
+
+def _compile_and_call(model, inputs: list, backward: bool, device: str):
+    """(the model under torch.compile, seconds its first call took: the compile), forward and, for
+    backward tasks, backward."""
     compiled = torch.compile(model)
     t0 = time.monotonic()
     if backward:
@@ -159,7 +144,20 @@ def compile_once(problem: Problem, device: str, precision: str = "fp32", small: 
             compiled(*inputs)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    return time.monotonic() - t0
+    return compiled, time.monotonic() - t0
+
+
+def compile_once(problem: Problem, device: str, precision: str = "fp32", small: bool = False) -> float:
+    """Compile the reference with torch.compile and run it once (forward, and backward for backward
+    tasks); returns the seconds that took (the cold compile time when the caches are empty)."""
+    set_flags()
+    cfg = problem.configs(small=small)[0]
+    model, _, _ = build_reference(problem, cfg, 0, 1, device, precision)
+    inputs = to_device(make_inputs(problem, cfg, 1, precision), device)
+    backward = problem.task == "backward"
+    if backward:
+        _require_grad(inputs)
+    return _compile_and_call(model, inputs, backward, device)[1]
 
 
 def _cache_env(folder: Path) -> dict[str, str]:

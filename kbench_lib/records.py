@@ -185,4 +185,3 @@ def save_records(df, path: str | Path) -> Path:
     table = pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False)
     pq.write_table(table, path)
     return path
-

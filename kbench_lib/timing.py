@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import collections
-
 import math
 import statistics
 import time
@@ -158,7 +157,7 @@ def idle_gap_ms(device: torch.device, trials: int = 50) -> float:
     return statistics.median(gaps)
 
 
-def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=None) -> int:
+def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> None:
     """Calls ``fn`` until ``warmup_ms`` have passed, at least once per warm-up set and at least
     ``n_timed_sets + 1`` times, holding the last ``n_timed_sets + 1`` outputs alive as the timed loop
     does (its caller keeps one output per input set for re-checking). The caching allocator thus
@@ -166,9 +165,10 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=No
     device allocations (hundreds of microseconds each) that later rounds do not, which reads as
     a kernel that is fast only on data it has seen (the memoisation check).
 
-    With ``clock`` (a callable timing one call in ms), warm-up also goes on until two consecutive
+    ``clock(args) -> (ms, output)`` makes each call (CUDA: flushed, synchronised, timed); without
+    it calls are plain, followed by ``sync()`` when given. With a clock, warm-up also goes on until two consecutive
     blocks of ``SETTLE_BLOCK`` calls agree within ``SETTLE`` (at most ``SETTLE_MAX_S`` longer): a
-    GPU leaving an idle clock state runs slow for a while. Returns the number of calls made."""
+    GPU leaving an idle clock state runs slow for a while."""
     held: collections.deque = collections.deque(maxlen=n_timed_sets + 1)
     started = _monotonic()
     i = 0
@@ -189,7 +189,8 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=No
         args = warm[i % len(warm)]
         if clock is None:
             held.append(fn(*args))
-            sync()
+            if sync is not None:
+                sync()
         else:
             t, out = clock(args)
             held.append(out)
@@ -198,7 +199,6 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync, clock=No
         if i > 10000:
             break
     held.clear()
-    return i
 
 
 def _annotation(e) -> bool:
@@ -251,7 +251,7 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
 def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
           max_remeasure: int = MAX_REMEASURE) -> Timing:
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
-    ``MAX_REMEASURE`` re-measurements). The first round (first calls on unseen data, when warm-up
+    ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
     discarded it would hide exactly what the memoisation check looks for."""
     remeasured = 0
@@ -305,24 +305,14 @@ def time_cuda(
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
 
-    def clock(args):
-        if flusher is not None:
-            flusher()
-        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-        _synchronize(device)
-        _record(start)
-        out = fn(*args)
-        _record(end)
-        _synchronize(device)
-        return _elapsed_time(start, end), out
-
-    def trial(set_index):
+    def one(args):
+        """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
         if flusher is not None:
             flusher()
         start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
         _synchronize(device)
         _record(start)
-        out = fn(*input_sets[set_index])
+        out = fn(*args)
         _record(end)
         _synchronize(device)
         _record(end_sync)
@@ -333,8 +323,13 @@ def time_cuda(
             return _elapsed_time(start, end_sync) - floor, 1, out
         return t, 0, out
 
-    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: _synchronize(device), clock=clock)
-    result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse)
+    def clock(args):
+        t, _, out = one(args)
+        return t, out
+
+    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
+    result = _runs(lambda i: one(input_sets[i]), len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
+                   budget_s, target_rse)
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
     return result
@@ -357,7 +352,7 @@ def time_cpu(
 
     Drifting runs are not re-measured by default here: CPU timings exist to keep the pipeline
     testable on machines without a GPU, where a shared, noisy CPU would re-measure most runs."""
-    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, lambda: None)
+    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms)
 
     def trial(set_index):
         t0 = _perf_counter_ns()

@@ -21,33 +21,38 @@ def runnable_backends(device: str) -> tuple[str, ...]:
     return BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
 
 
-def select_problems(problems_dir, model: str, device: str, levels=None, limit: int | None = None) -> list[Problem]:
-    """Problems under ``problems_dir`` (in ``levels``) for which ``model`` has a candidate that can
-    run on ``device``; the first ``limit`` of them (all when limit is None or 0)."""
-    problems, _ = discover_with_errors(problems_dir or REPO / "problems")
-    if levels:
-        problems = [p for p in problems if p.level in levels]
-    generate = get_model(model, runnable_backends(device))
-    chosen = [p for p in problems if any(s.candidate is not None for s in generate(p))]
-    return chosen[:limit] if limit else chosen
-
-
-def unrunnable(problems_dir, model: str, device: str, levels=None) -> list[tuple[str, str]]:
-    """(problem, backend) of ``model``'s candidates that ``device`` cannot run (CUDA kernels on a
-    machine without a GPU): reported as skipped, never silently dropped."""
+def plan(problems_dir, model: str, device: str, levels=None, limit: int | None = None) -> tuple[list[Problem], list[tuple[str, str]]]:
+    """One pass over the problems under ``problems_dir`` (in ``levels``): those for which ``model``
+    has a candidate ``device`` can run (the first ``limit``; all when limit is None or 0), and the
+    (problem, backend) of candidates it cannot run (CUDA kernels on a machine without a GPU), which
+    are reported as skipped, never silently dropped."""
     problems, _ = discover_with_errors(problems_dir or REPO / "problems")
     if levels:
         problems = [p for p in problems if p.level in levels]
     can = set(runnable_backends(device))
     generate = get_model(model)
-    out = []
+    chosen, skipped = [], []
     for p in problems:
         try:
             samples = generate(p)
         except Exception:  # noqa: BLE001 - a model that fails here fails again, recorded, in run_batch
+            chosen.append(p)
             continue
-        out += [(p.key, s.candidate.backend) for s in samples if s.candidate is not None and s.candidate.backend not in can]
-    return out
+        backends = [s.candidate.backend for s in samples if s.candidate is not None]
+        if any(b in can for b in backends):
+            chosen.append(p)
+        skipped += [(p.key, b) for b in backends if b not in can]
+    return (chosen[:limit] if limit else chosen), skipped
+
+
+def select_problems(problems_dir, model: str, device: str, levels=None, limit: int | None = None) -> list[Problem]:
+    """Problems for which ``model`` has a candidate that can run on ``device`` (see :func:`plan`)."""
+    return plan(problems_dir, model, device, levels, limit)[0]
+
+
+def unrunnable(problems_dir, model: str, device: str, levels=None) -> list[tuple[str, str]]:
+    """(problem, backend) of ``model``'s candidates that ``device`` cannot run (see :func:`plan`)."""
+    return plan(problems_dir, model, device, levels)[1]
 
 
 def evaluate(
@@ -70,8 +75,7 @@ def evaluate(
     root = Path(runs_root or RUNS_ROOT)
     opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s, compile_baseline=compile_baseline)
     for model, limit in models.items():
-        chosen = select_problems(problems_dir, model, device, levels, limit)
-        skipped = unrunnable(problems_dir, model, device, levels)
+        chosen, skipped = plan(problems_dir, model, device, levels, limit)
         if skipped:
             kinds = ", ".join(sorted({b for _, b in skipped}))
             print(f"{model}: {len(skipped)} candidate(s) skipped, their backend ({kinds}) cannot run on {device}: "
