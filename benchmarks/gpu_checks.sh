@@ -52,7 +52,8 @@ if [[ $what == baselines ]]; then
   # tree) are skipped; what this call adds comes back as one archive to unpack at the repo root
   touch /tmp/baselines-start
   timeout "${BASELINES_TIMEOUT:-560}" python3 -m kbench_lib.cli baselines problems --device cuda --full \
-    --modes ${BASELINE_MODES:-eager cudagraph compile} --compile-jobs "${COMPILE_JOBS:-14}" --out results/baselines --quiet \
+    --modes ${BASELINE_MODES:-eager cudagraph compile} --compile-jobs "${COMPILE_JOBS:-14}" --budget "${BASELINES_BUDGET:-1}" \
+    --timeout "${BASELINE_JOB_TIMEOUT:-300}" --out results/baselines --quiet \
     ${BASELINE_FILTER:+--filter $BASELINE_FILTER} 2>&1 | tail -5
   find results/baselines -name '*.parquet' -not -path '*/.work/*' -newer /tmp/baselines-start -print0 \
     | tar --null -czf "$OUT/baselines-new.tar.gz" -T -

@@ -2,7 +2,9 @@
 workloads from ~3 us to ~20 ms of kernel time (fp32 elementwise ops and fp32 matmuls, TF32 off).
 
 Per workload: the judge clock (``time_cuda`` run ``--repeats`` times: end-to-end and device-busy
-medians, and their spread over the runs), a CUDA-graph replay clock, and ncu's
+medians, and their spread over the runs), the end-to-end clock once more without its head start
+(the host's path to the first kernel included), CUDA-graph replay (the baselines' ``cudagraph``
+mode under ``time_cuda``), and ncu's
 ``gpu__time_duration.sum`` (one child process of this script run under ncu for all workloads).
 Writes one JSON line per workload to DIR/timing_fidelity.jsonl as it is known, and
 DIR/timing_fidelity.md (table and the criteria). Run on the GPU machine:
@@ -33,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kbench_lib import ncu  # noqa: E402
-from kbench_lib.timing import L2Flusher, time_cuda  # noqa: E402
+from kbench_lib.timing import time_cuda  # noqa: E402
 
 RANGE = "kbench_fid"
 MARKER = "spin_kernel"  # the kernel torch.cuda._sleep launches
@@ -170,34 +172,15 @@ def run_ncu(names: list[str], args) -> tuple[dict[str, dict], str | None, str | 
 
 
 # ---------------------------------------------------------------------------------------- clocks
-def graph_replay_ms(fn, sets, flusher, min_replays: int = 100, budget_s: float = 1.0, max_replays: int = 5000) -> float:
-    """Median of CUDA-graph replays of the call (one graph per input set, rotated), L2 flushed before each."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for inputs in sets:
-            for _ in range(3):
-                fn(*inputs)
-    torch.cuda.current_stream().wait_stream(side)
-    graphs = []
-    for inputs in sets:
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn(*inputs)
-        graphs.append(g)
-    torch.cuda.synchronize()
-    samples: list[float] = []
-    started = time.monotonic()
-    while len(samples) < max_replays and (len(samples) < min_replays or time.monotonic() - started < budget_s):
-        flusher()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        graphs[len(samples) % len(graphs)].replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+def graph_replay(fn, sets):
+    """The call captured in CUDA graphs (one per input set), replayed: the baselines' cudagraph mode."""
+    from kbench_lib.baselines import _graphed
+
+    class Call(torch.nn.Module):
+        def forward(self, *inputs):
+            return fn(*inputs)
+
+    return _graphed(Call(), sets)
 
 
 def _pct(clock: float | None, ref: float | None) -> float | None:
@@ -210,7 +193,7 @@ def _spread(values: list) -> float | None:
     return (max(values) - min(values)) / statistics.median(values) * 100
 
 
-def measure(name: str, args, flusher) -> dict:
+def measure(name: str, args) -> dict:
     kind, setup, fn = WORKLOADS[name]
     sets, warm = setup()
     runs = [time_cuda(fn, sets, budget_s=args.budget, warmup_sets=warm) for _ in range(args.repeats)]
@@ -219,9 +202,12 @@ def measure(name: str, args, flusher) -> dict:
     row = {"e2e_ms": statistics.median(e2e), "device_ms": None if None in dev else statistics.median(dev),
            "e2e_medians_ms": e2e, "device_medians_ms": dev, "e2e_spread_pct": _spread(e2e), "device_spread_pct": _spread(dev),
            "remeasured": [getattr(t, "remeasured", 0) for t in runs], "n_trials": [t.n_trials for t in runs],
-           "rse": [t.rse for t in runs]}
-    row["graph_ms"] = graph_replay_ms(fn, sets, flusher)
-    del sets, warm
+           "rse": [t.rse for t in runs], "head_start_us": runs[0].head_start_us}
+    # the same clock without the head start: the host's path to the first kernel included
+    row["e2e_idle_ms"] = time_cuda(fn, sets, budget_s=args.budget, warmup_sets=warm, head_start=False, device_clock=False).median_ms
+    graphed = graph_replay(fn, sets)
+    row["graph_ms"] = time_cuda(graphed, sets, budget_s=args.budget, device_clock=False).median_ms
+    del sets, warm, graphed
     return row
 
 
@@ -260,11 +246,11 @@ def render_markdown(rows: list[dict], meta: dict) -> str:
 
     lines = ["# Timing fidelity: judge clocks vs Nsight Compute", "",
              " ".join(f"{k}: {v};" for k, v in meta.items() if v is not None), "",
-             "| workload | ncu us | e2e us (Δ%) | device-busy us (Δ%) | graph replay us (Δ%) | spread of 10 medians e2e / device | re-measured runs |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| workload | ncu us | e2e us (Δ%) | device-busy us (Δ%) | graph replay us (Δ%) | e2e without head start us (Δ%) | spread of 10 medians e2e / device | re-measured runs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rem = r.get("remeasured") or []
-        lines.append(f"| {r['name']} | {us(r.get('ncu_ms'))} | {with_pct(r, 'e2e')} | {with_pct(r, 'device')} | {with_pct(r, 'graph')} | "
+        lines.append(f"| {r['name']} | {us(r.get('ncu_ms'))} | {with_pct(r, 'e2e')} | {with_pct(r, 'device')} | {with_pct(r, 'graph')} | {with_pct(r, 'e2e_idle')} | "
                      f"{_fmt_pct(r.get('e2e_spread_pct'))} / {_fmt_pct(r.get('device_spread_pct'))} | "
                      f"{sum(rem)} (in {sum(1 for x in rem if x)}/{len(rem)} runs) |")
     notes = [f"- {r['name']}: {r['error']}" for r in rows if r.get("error")]
@@ -303,16 +289,15 @@ def main() -> None:
     print(f"ncu: {ncu_error or 'ok'}", flush=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "ncu": ncu_version, "ncu_note": ncu_error,
             "repeats": args.repeats, "budget_s": args.budget, "ncu_calls": args.ncu_calls}
-    flusher = L2Flusher(torch.device("cuda"))
     rows = []
     for name in tqdm(names, desc="workloads", file=sys.stderr):
         row = {"name": name, "kind": WORKLOADS[name][0], **ncu_rows.get(name, {"ncu_error": ncu_error or "not in ncu output"}), "error": None}
         try:
-            row |= measure(name, args, flusher)
+            row |= measure(name, args)
         except Exception as e:  # noqa: BLE001 - every workload still gets its row
             row["error"] = f"{type(e).__name__}: {e}"
         _free()
-        for k in ("e2e", "device", "graph"):
+        for k in ("e2e", "device", "graph", "e2e_idle"):
             row[f"{k}_vs_ncu_pct"] = _pct(row.get(f"{k}_ms"), row.get("ncu_ms"))
         row |= {"device": meta["device"], "torch": meta["torch"]}
         rows.append(row)

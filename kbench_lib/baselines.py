@@ -1,17 +1,26 @@
 """Baselines: every problem's default configuration timed in modes ``eager``, ``compile`` and
 ``cudagraph``, with the judge's timing discipline, one row per (problem, mode) with provenance.
 
-A sweep is resumable: each (problem, mode) is measured in its own process (a crash, a hang or an
-out-of-memory in one never ends the sweep) and written to its own parquet file under
-``<root>/<device-slug>/``; files that exist are skipped. ``baselines_store`` reads them back.
+A sweep is resumable: each (problem, mode) is written to its own parquet file under
+``<root>/<device-slug>/`` as soon as it is measured; files that exist are skipped.
+``baselines_store`` reads them back.
+
+Measuring runs in a child process that takes (problem, mode) jobs one after another (starting
+torch and CUDA once per batch, not once per row). A job that fails is recorded and ends the
+child, so the next job starts in a clean process (a CUDA error poisons its context); a job that
+hangs past ``timeout_s`` is recorded as ``timeout`` by the child's own watchdog; a child that dies
+(segfault, out of host memory) leaves the job it was on, which the sweep records as ``crash``
+before it starts a new child for the rest. A crash, a hang or an out-of-memory in one job never
+ends the sweep.
 
 ``compile`` spends most of its time in Inductor, on the CPU. With ``compile_jobs > 1`` the sweep
-first compiles every pending problem in that many processes at once (nothing is timed then), into
-an Inductor and Triton cache shared with the timing processes; the timing then runs one process at
-a time, as always, and records both the cold compile time (``compile_cold_s``, from the parallel
-phase) and the warm one (``compile_s``).
+goes in chunks of problems: it first compiles a chunk's problems in that many processes at once
+(nothing is timed meanwhile), into an Inductor and Triton cache shared with the measuring child;
+then it times the chunk, one job at a time, and records both the cold compile time
+(``compile_cold_s``, from the parallel phase) and the warm one (``compile_s``). Chunks keep a sweep
+that is cut off from wasting the compile work of problems it never reached.
 
-    python -m kbench_lib.baselines one PROBLEM_FILE MODE DEVICE PRECISION SMALL BUDGET OUT_FILE [WARM_JSON]
+    python -m kbench_lib.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT
     python -m kbench_lib.baselines warm PROBLEM_FILE DEVICE PRECISION SMALL OUT_JSON
 """
 from __future__ import annotations
@@ -115,7 +124,8 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
                     return model(*inputs)
         t = time_callable(fn, sets, device, budget_s=budget_s)
         row.update(runtime_ms=t.median_ms, runtime_std_ms=t.std_ms, runtime_p10_ms=t.p10_ms, runtime_p90_ms=t.p90_ms,
-                   runtime_min_ms=t.min_ms, n_trials=t.n_trials, rse=t.rse, device_ms=t.device_ms, remeasured=t.remeasured)
+                   runtime_min_ms=t.min_ms, n_trials=t.n_trials, rse=t.rse, device_ms=t.device_ms, remeasured=t.remeasured,
+                   head_start_us=t.head_start_us)
     except torch.cuda.OutOfMemoryError as e:
         row["failure"], row["error"] = "oom", str(e)[:2000]
     except NotImplementedError as e:
@@ -207,40 +217,158 @@ def _write(row: dict, path: Path) -> None:
     tmp.replace(path)
 
 
-def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision: str = "fp32", small: bool | None = None,
-          root: str | Path | None = None, timeout_s: float = 600.0, budget_s: float = 5.0, progress: bool = True,
-          compile_jobs: int = 0) -> Path:
-    """Measure every (problem, mode) not yet on disk; returns the device's baseline folder.
-    ``compile_jobs > 1``: compile the pending ``compile`` rows that many at a time first."""
-    from tqdm.auto import tqdm
+def _failure_row(p: Problem, mode: str, device: str, precision: str, small: bool, failure: str, error: str) -> dict:
+    return {"problem": p.key, "level": p.level, "mode": mode, "precision": precision, "small": small, "task": p.task,
+            "device": device, "runtime_ms": None, **environment(device), "failure": failure, "error": error,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def _measure_batch(jobs: list[dict], folder: Path, device: str, precision: str, small: bool, budget_s: float,
+                   timeout_s: float, progress=None) -> None:
+    """Runs ``jobs`` (dicts: problem path, mode, out file, warm file or None) in measuring children
+    until every job has its row; ``progress(n)`` is told how many rows exist after each poll."""
+    import threading
 
     from . import sandbox
+
+    work = folder / ".work"
+    work.mkdir(parents=True, exist_ok=True)
+    inflight = work / "inflight.json"
+    while True:
+        pending = [j for j in jobs if not Path(j["out"]).exists()]
+        if not pending:
+            return
+        inflight.unlink(missing_ok=True)
+        spec = work / "jobs.json"
+        spec.write_text(json.dumps(pending))
+        box: dict = {}
+        thread = threading.Thread(target=lambda: box.update(res=sandbox.run_isolated(
+            ["-m", "kbench_lib.baselines", "batch", str(spec), device, precision, str(int(small)), str(budget_s), str(timeout_s)],
+            workdir=str(work), timeout_s=timeout_s * len(pending) + 120, env_extra=_cache_env(folder), isolate_network=False)))
+        thread.start()
+        while thread.is_alive():
+            thread.join(timeout=1.0)
+            if progress is not None:
+                progress(sum(Path(j["out"]).exists() for j in jobs))
+        res = box.get("res")
+        left = [j for j in pending if not Path(j["out"]).exists()]
+        if not left:
+            continue
+        try:
+            on = json.loads(inflight.read_text())
+        except (OSError, ValueError):
+            on = None
+        victim = next((j for j in left if on and j["out"] == on.get("out")), None)
+        if victim is not None:  # the child died or hung on this job
+            stuck = [victim]
+        elif len(left) == len(pending):  # the child could not even start: every job left is recorded, none run
+            stuck = left
+        else:  # the child ended after recording a failure; a fresh one takes the rest
+            continue
+        log = res.log[-1500:] if res is not None else ""
+        timed_out = res is not None and res.timed_out
+        for j in stuck:
+            row = _failure_row(load_problem(j["problem"]), j["mode"], device, precision, small, "timeout" if timed_out else "crash",
+                               (f"exceeded {timeout_s:g} s" if timed_out else f"exit {getattr(res, 'returncode', None)}: ") + log)
+            _write(row, Path(j["out"]))
+
+
+def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision: str = "fp32", small: bool | None = None,
+          root: str | Path | None = None, timeout_s: float = 600.0, budget_s: float = 5.0, progress: bool = True,
+          compile_jobs: int = 0, chunk: int = 28) -> Path:
+    """Measure every (problem, mode) not yet on disk; returns the device's baseline folder.
+    ``compile_jobs > 1``: compile each chunk's pending ``compile`` rows that many at a time first."""
+    from tqdm.auto import tqdm
+
     from .baselines_store import DEFAULT_ROOT
 
     device = resolve_device(device)
     small = (not device.startswith("cuda")) if small is None else small
     folder = (Path(root or DEFAULT_ROOT) / device_slug(device)).resolve()
     todo = [(p, m) for p in problems for m in modes if not _file_for(folder, p, m, precision, small).exists()]
-    if compile_jobs > 1:
-        prewarm_compile([p for p, m in todo if m == "compile"], device, precision, small, folder, compile_jobs, timeout_s, progress)
-    for p, m in tqdm(todo, desc="baselines", unit="run", disable=not progress):
-        path = _file_for(folder, p, m, precision, small)
-        workdir = folder / ".work"
-        warm = _warm_file(folder, p, precision, small)
-        res = sandbox.run_isolated(
-            ["-m", "kbench_lib.baselines", "one", str(p.path), m, device, precision, str(int(small)), str(budget_s), str(path),
-             *([str(warm)] if m == "compile" and warm.exists() else [])],
-            workdir=str(workdir), timeout_s=timeout_s, env_extra=_cache_env(folder), isolate_network=False,
-        )
-        if not path.exists():  # the measuring process died or hung: the failure is the row
-            env = environment(device)
-            row = {"problem": p.key, "level": p.level, "mode": m, "precision": precision, "small": small, "task": p.task,
-                   "device": device, "runtime_ms": None, **env,
-                   "failure": "timeout" if res.timed_out else "crash",
-                   "error": (f"exceeded {timeout_s:g} s" if res.timed_out else f"exit {res.returncode}: ") + res.log[-1500:],
-                   "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-            _write(row, path)
+    order = list(dict.fromkeys(p.key for p, _ in todo))
+    chunks = [order[i:i + max(1, chunk)] for i in range(0, len(order), max(1, chunk))] if compile_jobs > 1 else [order]
+    bar = tqdm(total=len(todo), desc="baselines", unit="run", disable=not progress)
+    done_before = 0
+    for keys in chunks:
+        part = [(p, m) for p, m in todo if p.key in set(keys)]
+        if compile_jobs > 1:
+            prewarm_compile([p for p, m in part if m == "compile"], device, precision, small, folder, compile_jobs, timeout_s, progress)
+        jobs = [{"problem": str(p.path), "mode": m, "out": str(_file_for(folder, p, m, precision, small)),
+                 "warm": str(_warm_file(folder, p, precision, small)) if m == "compile" else None} for p, m in part]
+
+        def show(n: int, base: int = done_before) -> None:
+            bar.n = base + n
+            bar.refresh()
+
+        _measure_batch(jobs, folder, device, precision, small, budget_s, timeout_s, show if progress else None)
+        done_before += len(jobs)
+        show(0, done_before)
+    bar.close()
     return folder
+
+
+def _measure_job(job: dict, device: str, precision: str, small: bool, budget_s: float) -> dict:
+    row = measure_one(load_problem(job["problem"]), job["mode"], device, precision, small, budget_s)
+    if job.get("warm"):
+        try:
+            info = json.loads(Path(job["warm"]).read_text())
+        except (OSError, ValueError):
+            info = {}
+        row["compile_cold_s"] = info.get("compile_cold_s")
+        if info.get("error") and not row.get("error"):
+            row["error"] = f"parallel compile: {info['error']}"
+    return row
+
+
+def _release(device: str) -> None:
+    """What one job leaves behind is not the next one's: compiled graphs, cached blocks."""
+    import gc
+
+    try:
+        torch._dynamo.reset()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def batch(jobs: list[dict], device: str, precision: str, small: bool, budget_s: float, timeout_s: float, inflight: Path) -> int:
+    """The measuring child: jobs in order, each row written when known. A failed job ends the child
+    (exit 3); a job past ``timeout_s`` is recorded by the watchdog, which then ends the child."""
+    import os
+    import threading
+
+    if device.startswith("cuda"):
+        from .timing import prepare
+
+        prepare(torch.device(device if ":" in device else f"cuda:{torch.cuda.current_device()}"))
+    for job in jobs:
+        if Path(job["out"]).exists():
+            continue
+        inflight.write_text(json.dumps(job))
+        p = load_problem(job["problem"])
+
+        def expire(job=job, p=p) -> None:
+            _write(_failure_row(p, job["mode"], device, precision, small, "timeout", f"exceeded {timeout_s:g} s"), Path(job["out"]))
+            os._exit(4)
+
+        watchdog = threading.Timer(timeout_s, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            row = _measure_job(job, device, precision, small, budget_s)
+        finally:
+            watchdog.cancel()
+        _write(row, Path(job["out"]))
+        print(json.dumps({k: row.get(k) for k in ("problem", "mode", "runtime_ms", "failure")}), flush=True)
+        if row.get("failure"):
+            return 3
+        _release(device)
+    inflight.unlink(missing_ok=True)
+    return 0
 
 
 def main(argv: list[str]) -> None:
@@ -252,21 +380,12 @@ def main(argv: list[str]) -> None:
             result = {"error": f"{type(e).__name__}: {str(e)[:1500]}"}
         Path(out).write_text(json.dumps(result))
         return
-    if not argv or argv[0] != "one":
-        raise SystemExit("usage: python -m kbench_lib.baselines one PROBLEM MODE DEVICE PRECISION SMALL BUDGET OUT [WARM_JSON]\n"
+    if not argv or argv[0] != "batch":
+        raise SystemExit("usage: python -m kbench_lib.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT\n"
                          "       python -m kbench_lib.baselines warm PROBLEM DEVICE PRECISION SMALL OUT_JSON")
-    _, problem_path, mode, device, precision, small, budget, out, *warm = argv
-    row = measure_one(load_problem(problem_path), mode, device, precision, bool(int(small)), float(budget))
-    if warm:
-        try:
-            info = json.loads(Path(warm[0]).read_text())
-        except (OSError, ValueError):
-            info = {}
-        row["compile_cold_s"] = info.get("compile_cold_s")
-        if info.get("error") and not row.get("error"):
-            row["error"] = f"parallel compile: {info['error']}"
-    _write(row, Path(out))
-    print(json.dumps({k: row[k] for k in ("problem", "mode", "runtime_ms", "failure")}))
+    _, spec, device, precision, small, budget, timeout = argv
+    jobs = json.loads(Path(spec).read_text())
+    raise SystemExit(batch(jobs, device, precision, bool(int(small)), float(budget), float(timeout), Path(spec).parent / "inflight.json"))
 
 
 if __name__ == "__main__":

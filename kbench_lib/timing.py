@@ -1,12 +1,19 @@
 """Timing one callable, one concern per function (DESIGN.md "Timing").
 
-CUDA: per trial, the L2 cache is flushed by writing a buffer twice its size, the device is
+CUDA: per trial, the L2 cache is flushed by reading a buffer twice its size (``L2Flusher``), the device is
 synchronised, a start event is recorded, the call runs on the next input set of a rotation, an end
 event is recorded on the current stream, the whole device is synchronised (every stream, THREATS
 #10-#12) and a second end event is recorded. ``end - start`` is the device time of the call on its
 stream; ``end_after_sync - end`` beyond the idle gap measured on a no-op shows work that outlived the
 call on another stream (unjoined side-stream work, THREATS #11): such a call is timed up to the
 device-wide sync instead and reported.
+
+Head start (``head_start.py``): after the sync and before the start event, a kernel that fills
+every SM spins for ``HEAD_START_US``, so the call is issued while the GPU is still busy, as in a
+program that keeps its GPU fed. Without it the end-to-end time of every call included the host's
+path to its first kernel (10-20 us here). Host time beyond the head start still shows as gaps; no
+work of the call can run beside the spin, on any stream. ``Timing.head_start_us`` says what was used
+(0: none, e.g. no driver support).
 
 Two clocks on CUDA, both recorded: the *end-to-end* time above (what a user's program pays, launch
 overhead and gaps included; speedups use it) and the *device-busy* time: the sum of the durations
@@ -42,6 +49,9 @@ from torch.profiler import ProfilerActivity as _Activity
 from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
+from .head_start import HeadStart, HeadStartError
+from .head_start import for_device as _head_start_for
+
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic
 _Event = torch.cuda.Event
@@ -58,7 +68,9 @@ BOUND = {
     "torch.cuda.synchronize": (torch.cuda, "synchronize", _synchronize),
     "torch.profiler.profile": (torch.profiler, "profile", _profile),
     "torch.profiler.record_function": (torch.profiler, "record_function", _record_function),
+    "HeadStart.__call__": (HeadStart, "__call__", HeadStart.__call__),
 }
+_HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> (head start, its state when built)
 
 DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
 DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
@@ -68,9 +80,32 @@ SETTLE_BLOCK = 5
 SETTLE_MAX_S = 2.0
 
 
+def _head_start_state(hs: HeadStart | None) -> tuple:
+    return () if hs is None else (hs._launch, hs._func.value, hs.blocks, hs._ns.value, hs.fills_device, hs._args[0])
+
+
 def tampered_bindings() -> list[str]:
-    """Names of timing functions that no longer are what this module bound at import."""
-    return [name for name, (owner, attr, fn) in BOUND.items() if getattr(owner, attr, None) is not fn]
+    """Names of timing functions that no longer are what this module bound at import (and head
+    starts whose launch state changed since ``prepare`` built them)."""
+    bad = [name for name, (owner, attr, fn) in BOUND.items() if getattr(owner, attr, None) is not fn]
+    for index, (hs, state) in list(_HEAD_STARTS.items()):
+        if _head_start_state(hs) != state:
+            bad.append(f"head start on cuda:{index}")
+    return bad
+
+
+def prepare(device: torch.device) -> HeadStart | None:
+    """Builds (once per device) the end-to-end clock's head start; the worker calls this before any
+    candidate code is imported. None when the driver cannot load it or it cannot fill the device."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _HEAD_STARTS:
+        try:
+            hs = _head_start_for(torch.device("cuda", index))
+            hs = hs if hs.fills_device else None
+        except (HeadStartError, OSError, AttributeError):
+            hs = None
+        _HEAD_STARTS[index] = (hs, _head_start_state(hs))
+    return _HEAD_STARTS[index][0]
 
 
 @dataclass
@@ -88,6 +123,7 @@ class Timing:
     device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
     device_calls: int = 0  # profiled calls behind device_ms
     remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
+    head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -132,15 +168,22 @@ def _done(samples: list[float], started: float, min_trials: int, max_trials: int
 
 
 class L2Flusher:
-    """Writes a buffer twice the size of the L2 cache, so every trial starts with a cold cache."""
+    """Reads a buffer twice the size of the L2 cache, so every trial starts with a cold cache.
+
+    Reading, not writing: a write-based flush (``buf.zero_()``, as triton's do_bench and upstream
+    KernelBench do) leaves the L2 full of dirty lines, which the timed kernel then pays to write
+    back as it evicts them. Clean lines cost nothing to evict, and dirty lines the previous call
+    left are written back here, outside the timed window; this is closest to ncu's own flush,
+    which invalidates the cache."""
 
     def __init__(self, device: torch.device):
         props = torch.cuda.get_device_properties(device)
         size = max(int(getattr(props, "L2_cache_size", 0) or 0), 8 << 20) * 2
-        self.buf = torch.empty(size, dtype=torch.int8, device=device)
+        self.buf = torch.zeros(size // 4, dtype=torch.float32, device=device)
+        self._sum = torch.zeros((), dtype=torch.float32, device=device)
 
     def __call__(self) -> None:
-        self.buf.zero_()
+        torch.sum(self.buf, dim=0, out=self._sum)
 
 
 def idle_gap_ms(device: torch.device, trials: int = 50) -> float:
@@ -294,16 +337,19 @@ def time_cuda(
     warmup_sets: list | None = None,
     device_clock: bool = True,
     device_calls: int = 30,
+    head_start: bool = True,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
     ``after_call(index, set_index, output)`` is called outside the timed window (used to keep a
     sample of timed outputs for re-checking; first run only). Warm-up runs on ``warmup_sets`` when
     given, so the first timed call on each input set is the first call that sees its data.
-    ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards."""
+    ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards.
+    ``head_start`` issues each call behind the device-filling spin (module docstring)."""
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
+    spin = prepare(device) if head_start else None
 
     def one(args):
         """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
@@ -311,6 +357,8 @@ def time_cuda(
             flusher()
         start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
         _synchronize(device)
+        if spin is not None:
+            spin(torch.cuda.current_stream(device).cuda_stream)
         _record(start)
         out = fn(*args)
         _record(end)
@@ -332,6 +380,7 @@ def time_cuda(
                    budget_s, target_rse)
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
+    result.head_start_us = spin.us if spin is not None else 0.0
     return result
 
 
@@ -367,6 +416,6 @@ def time_cpu(
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:
     if device.startswith("cuda"):
         return time_cuda(fn, input_sets, **kw)
-    for key in ("flush_l2", "device_clock", "device_calls"):
+    for key in ("flush_l2", "device_clock", "device_calls", "head_start"):
         kw.pop(key, None)
     return time_cpu(fn, input_sets, **kw)

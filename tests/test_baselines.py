@@ -35,3 +35,51 @@ def test_compile_mode_compiles_in_parallel_first_then_times_with_a_warm_cache(sc
     assert (df["compile_cold_s"] > 0).all() and (df["compile_s"] > 0).all()
     assert (df["compile_s"] < df["compile_cold_s"]).all(), df[["compile_cold_s", "compile_s"]]
     assert any((folder / ".work" / "cache" / "inductor").iterdir())
+
+
+def _problem_file(folder, name: str, body: str):
+    from kbench_lib.problems import load_problem
+
+    path = folder / "level1" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'''"""A problem whose reference {name.split("_", 1)[1][:-3].lower()}s, for the sweep's own tests."""
+import os
+import time
+
+import torch
+import torch.nn as nn
+
+TAGS = ["elementwise"]
+N = 64
+SMALL = dict(N=8)
+
+
+class Model(nn.Module):
+    def forward(self, a):
+{body}
+        return a + 1
+
+
+def get_inputs():
+    return [torch.randn(N, N)]
+
+
+def get_init_inputs():
+    return []
+''')
+    return load_problem(path)
+
+
+def test_a_failing_crashing_or_hanging_problem_is_a_row_and_the_sweep_goes_on(scale_add_relu, tmp_path):
+    probs = tmp_path / "problems"
+    raises = _problem_file(probs, "1_Raise.py", "        raise ValueError('bad reference')")
+    crashes = _problem_file(probs, "2_Crash.py", "        os._exit(9)")
+    hangs = _problem_file(probs, "3_Hang.py", "        time.sleep(3600)")
+    folder = sweep([raises, crashes, hangs, scale_add_relu], modes=("eager",), device="cpu", root=tmp_path / "out", budget_s=0.2,
+                   timeout_s=6.0, progress=False)
+    df = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))]).set_index("problem")
+    assert len(df) == 4
+    assert df.loc[raises.key, "failure"] == "runtime_error" and "bad reference" in df.loc[raises.key, "error"]
+    assert df.loc[crashes.key, "failure"] == "crash" and "exit 9" in df.loc[crashes.key, "error"]
+    assert df.loc[hangs.key, "failure"] == "timeout"
+    assert pd.isna(df.loc[scale_add_relu.key, "failure"]) and df.loc[scale_add_relu.key, "runtime_ms"] > 0

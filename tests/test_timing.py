@@ -169,3 +169,81 @@ def test_device_busy_clock_counts_every_stream():
     # two matmuls and an add, whatever stream they ran on
     assert 1.9 * t1.device_ms < t2.device_ms < 2.5 * t1.device_ms
 
+
+
+def test_head_start_ptx_assembles_for_hopper(tmp_path):
+    """The spin kernel is PTX the driver compiles at load time; ptxas (where installed) checks it."""
+    import shutil
+    import subprocess
+
+    from kbench_lib import head_start
+
+    ptxas = shutil.which("ptxas") or (shutil.which("nvcc") and str(__import__("pathlib").Path(shutil.which("nvcc")).parent / "ptxas"))
+    if not ptxas or not __import__("os").path.exists(ptxas):
+        pytest.skip("ptxas not installed")
+    src = tmp_path / "spin.ptx"
+    src.write_text(head_start.PTX)
+    r = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "spin.cubin")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_changed_head_start_is_tampering(monkeypatch):
+    import ctypes
+
+    from kbench_lib.head_start import HeadStart
+
+    hs = object.__new__(HeadStart)
+    hs._launch, hs._func, hs.blocks, hs.fills_device = print, ctypes.c_void_p(1), 264, True
+    hs._ns = ctypes.c_ulonglong(40000)
+    hs._args = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(hs._ns), ctypes.c_void_p))
+    monkeypatch.setitem(timing._HEAD_STARTS, 99, (hs, timing._head_start_state(hs)))
+    assert timing.tampered_bindings() == []
+    hs.blocks = 1  # a spin on one SM would let side-stream work run beside it
+    assert timing.tampered_bindings() == ["head start on cuda:99"]
+
+
+@pytest.mark.gpu
+def test_head_start_keeps_every_stream_off_the_device():
+    """While the head start spins, a kernel launched on another stream, a high-priority one
+    included, cannot start: it ends only after the spin and its own run time."""
+    import torch
+
+    from kbench_lib.head_start import HeadStart
+
+    dev = torch.device("cuda", torch.cuda.current_device())
+    hs = timing.prepare(dev)
+    assert hs is not None and hs.fills_device and hs.blocks >= torch.cuda.get_device_properties(dev).multi_processor_count
+    props = torch.cuda.get_device_properties(dev)
+    long_spin = HeadStart(props.multi_processor_count, props.max_threads_per_multi_processor, us=300.0)
+    one_sm = HeadStart(1, props.max_threads_per_multi_processor, us=100.0)  # a few blocks: a short kernel of its own
+    one_sm.blocks = 1
+    side = torch.cuda.Stream(priority=-1)
+    worst = 0.0
+    for _ in range(5):
+        begin, side_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        begin.record()
+        long_spin(torch.cuda.current_stream().cuda_stream)
+        one_sm(side.cuda_stream)  # no ordering with the spin: the hardware alone keeps it off
+        side_end.record(side)
+        torch.cuda.synchronize()
+        worst = max(worst, begin.elapsed_time(side_end) * 1e3)
+    assert worst >= 300.0 + 100.0 - 15.0, f"side-stream kernel ended {worst:.1f} us after the start"
+
+
+@pytest.mark.gpu
+def test_head_start_takes_the_launch_path_out_of_the_end_to_end_clock():
+    """For one small kernel, the end-to-end time with the head start sits within a few
+    microseconds of the device-busy time; without it the host's launch path is inside."""
+    import torch
+
+    x, out = torch.randn(1 << 22, device="cuda"), torch.empty(1 << 22, device="cuda")
+
+    def fn(a):
+        return torch.mul(a, 1.0001, out=out)
+
+    with_hs = timing.time_cuda(fn, [[x]], min_trials=100, max_trials=300, budget_s=1)
+    without = timing.time_cuda(fn, [[x]], min_trials=100, max_trials=300, budget_s=1, head_start=False, device_clock=False)
+    assert with_hs.head_start_us > 0 and without.head_start_us == 0
+    assert with_hs.median_ms < without.median_ms
+    assert abs(with_hs.median_ms - with_hs.device_ms) < 0.004, (with_hs.median_ms, with_hs.device_ms, without.median_ms)
