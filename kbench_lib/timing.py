@@ -78,6 +78,9 @@ MAX_REMEASURE = 2
 SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
 SETTLE_BLOCK = 5
 SETTLE_MAX_S = 2.0
+DEVICE_CLOCK_S = 0.25  # profiled calls behind the device-busy clock: about this long, within the bounds below
+DEVICE_CALLS_MIN = 30
+DEVICE_CALLS_MAX = 200
 
 
 def _head_start_state(hs: HeadStart | None) -> tuple:
@@ -336,7 +339,7 @@ def time_cuda(
     after_call=None,
     warmup_sets: list | None = None,
     device_clock: bool = True,
-    device_calls: int = 30,
+    device_calls: int | None = None,
     head_start: bool = True,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
@@ -344,7 +347,8 @@ def time_cuda(
     ``after_call(index, set_index, output)`` is called outside the timed window (used to keep a
     sample of timed outputs for re-checking; first run only). Warm-up runs on ``warmup_sets`` when
     given, so the first timed call on each input set is the first call that sees its data.
-    ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards.
+    ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
+    (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).
     ``head_start`` issues each call behind the device-filling spin (module docstring)."""
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
@@ -378,6 +382,8 @@ def time_cuda(
     _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
     result = _runs(lambda i: one(input_sets[i]), len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
                    budget_s, target_rse)
+    if device_calls is None:
+        device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
     result.head_start_us = spin.us if spin is not None else 0.0

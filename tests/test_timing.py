@@ -164,7 +164,7 @@ def test_device_busy_clock_counts_every_stream():
 
     t1 = timing.time_cuda(one, [[a]], min_trials=20, max_trials=50, budget_s=2)
     t2 = timing.time_cuda(two_streams, [[a]], min_trials=20, max_trials=50, budget_s=2)
-    assert t1.device_calls == 30 and t1.device_ms is not None
+    assert timing.DEVICE_CALLS_MIN <= t1.device_calls <= timing.DEVICE_CALLS_MAX and t1.device_ms is not None
     assert 0.85 * t1.median_ms < t1.device_ms <= 1.02 * t1.median_ms
     # two matmuls and an add, whatever stream they ran on
     assert 1.9 * t1.device_ms < t2.device_ms < 2.5 * t1.device_ms
