@@ -74,9 +74,15 @@ def _graphed(model, sets: list):
     return replay
 
 
-def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32", small: bool = False, budget_s: float = 5.0) -> dict:
-    """Time one mode of one problem in this process; returns the row (runtime or failure)."""
+def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32", small: bool = False, budget_s: float = 5.0,
+                shared: dict | None = None) -> dict:
+    """Time one mode of one problem in this process; returns the row (runtime or failure).
+
+    ``shared``: a dict kept across calls for the same problem, so that its modes share one
+    reference, one set of inputs and one roofline count (the caller clears it between problems)."""
     from .roofline import count, measured_spec_for, sol_ms, spec_for
+
+    shared = {} if shared is None else shared
 
     row = {
         "problem": problem.key, "level": problem.level, "mode": mode, "precision": precision, "small": small,
@@ -87,7 +93,14 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     row["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     cfg = problem.configs(small=small)[0]
     try:
-        c = count(problem, cfg.overrides, 2 if precision != "fp32" else None)
+        if "count" not in shared:
+            try:
+                shared["count"] = count(problem, cfg.overrides, 2 if precision != "fp32" else None)
+            except Exception as e:  # noqa: BLE001 - remembered, so every mode records it
+                shared["count"] = e
+        c = shared["count"]
+        if isinstance(c, Exception):
+            raise c
         row["flops"], row["bytes"] = c["flops"], c["bytes"]
         spec = spec_for(row["device_name"]) if device.startswith("cuda") else None
         if spec:
@@ -97,8 +110,10 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
         row["error"] = f"roofline: {type(e).__name__}: {str(e)[:300]}"
     try:
         set_flags()
-        model, _, _ = build_reference(problem, cfg, 0, 1, device, precision)
-        sets = [to_device(make_inputs(problem, cfg, 1 + 7919 * k, precision), device) for k in range(N_INPUT_SETS)]
+        if "model" not in shared:
+            shared["model"] = build_reference(problem, cfg, 0, 1, device, precision)[0]
+            shared["sets"] = [to_device(make_inputs(problem, cfg, 1 + 7919 * k, precision), device) for k in range(N_INPUT_SETS)]
+        model, sets = shared["model"], shared["sets"]
         backward = problem.task == "backward"
         if backward:
             if mode == "cudagraph":
@@ -177,6 +192,15 @@ def _cache_env(folder: Path) -> dict[str, str]:
     return {"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"), "TRITON_CACHE_DIR": str(cache / "triton")}
 
 
+def _child_env(folder: Path) -> dict[str, str]:
+    """The shared caches, and the code version (a copy of the tree without .git has it only from
+    the environment, which the sandbox does not pass on by itself)."""
+    from .provenance import git_sha
+
+    sha = git_sha()
+    return {**_cache_env(folder), **({"KBENCH_GIT_SHA": sha} if sha else {})}
+
+
 def _warm_file(folder: Path, problem: Problem, precision: str, small: bool) -> Path:
     return folder / ".work" / _file_for(Path("warm"), problem, "compile", precision, small).with_suffix(".json").name
 
@@ -244,7 +268,7 @@ def _measure_batch(jobs: list[dict], folder: Path, device: str, precision: str, 
         box: dict = {}
         thread = threading.Thread(target=lambda: box.update(res=sandbox.run_isolated(
             ["-m", "kbench_lib.baselines", "batch", str(spec), device, precision, str(int(small)), str(budget_s), str(timeout_s)],
-            workdir=str(work), timeout_s=timeout_s * len(pending) + 120, env_extra=_cache_env(folder), isolate_network=False)))
+            workdir=str(work), timeout_s=timeout_s * len(pending) + 120, env_extra=_child_env(folder), isolate_network=False)))
         thread.start()
         while thread.is_alive():
             thread.join(timeout=1.0)
@@ -273,11 +297,23 @@ def _measure_batch(jobs: list[dict], folder: Path, device: str, precision: str, 
             _write(row, Path(j["out"]))
 
 
+def _interleaved(keys: list[str], level: dict[str, object]) -> list[str]:
+    """Keys taken from each level in turn (order kept within a level): a sweep cut off part-way
+    has measured a like share of every level, not all of the first ones."""
+    import itertools
+
+    groups: dict[object, list[str]] = {}
+    for k in keys:
+        groups.setdefault(level[k], []).append(k)
+    return [k for batch in itertools.zip_longest(*groups.values()) for k in batch if k is not None]
+
+
 def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision: str = "fp32", small: bool | None = None,
           root: str | Path | None = None, timeout_s: float = 600.0, budget_s: float = 5.0, progress: bool = True,
           compile_jobs: int = 0, chunk: int = 28) -> Path:
     """Measure every (problem, mode) not yet on disk; returns the device's baseline folder.
-    ``compile_jobs > 1``: compile each chunk's pending ``compile`` rows that many at a time first."""
+    ``compile_jobs > 1``: compile each chunk's pending ``compile`` rows that many at a time first.
+    Problems are taken from each level in turn (``_interleaved``)."""
     from tqdm.auto import tqdm
 
     from .baselines_store import DEFAULT_ROOT
@@ -286,7 +322,7 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
     small = (not device.startswith("cuda")) if small is None else small
     folder = (Path(root or DEFAULT_ROOT) / device_slug(device)).resolve()
     todo = [(p, m) for p in problems for m in modes if not _file_for(folder, p, m, precision, small).exists()]
-    order = list(dict.fromkeys(p.key for p, _ in todo))
+    order = _interleaved(list(dict.fromkeys(p.key for p, _ in todo)), {p.key: p.level for p, _ in todo})
     chunks = [order[i:i + max(1, chunk)] for i in range(0, len(order), max(1, chunk))] if compile_jobs > 1 else [order]
     bar = tqdm(total=len(todo), desc="baselines", unit="run", disable=not progress)
     done_before = 0
@@ -308,8 +344,8 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
     return folder
 
 
-def _measure_job(job: dict, device: str, precision: str, small: bool, budget_s: float) -> dict:
-    row = measure_one(load_problem(job["problem"]), job["mode"], device, precision, small, budget_s)
+def _measure_job(job: dict, device: str, precision: str, small: bool, budget_s: float, shared: dict) -> dict:
+    row = measure_one(load_problem(job["problem"]), job["mode"], device, precision, small, budget_s, shared)
     if job.get("warm"):
         try:
             info = json.loads(Path(job["warm"]).read_text())
@@ -345,9 +381,15 @@ def batch(jobs: list[dict], device: str, precision: str, small: bool, budget_s: 
         from .timing import prepare
 
         prepare(torch.device(device if ":" in device else f"cuda:{torch.cuda.current_device()}"))
+    shared: dict = {}
+    current = None
     for job in jobs:
         if Path(job["out"]).exists():
             continue
+        if job["problem"] != current:  # the modes of one problem share its reference and inputs
+            shared.clear()
+            _release(device)
+            current = job["problem"]
         inflight.write_text(json.dumps(job))
         p = load_problem(job["problem"])
 
@@ -359,14 +401,13 @@ def batch(jobs: list[dict], device: str, precision: str, small: bool, budget_s: 
         watchdog.daemon = True
         watchdog.start()
         try:
-            row = _measure_job(job, device, precision, small, budget_s)
+            row = _measure_job(job, device, precision, small, budget_s, shared)
         finally:
             watchdog.cancel()
         _write(row, Path(job["out"]))
         print(json.dumps({k: row.get(k) for k in ("problem", "mode", "runtime_ms", "failure")}), flush=True)
         if row.get("failure"):
             return 3
-        _release(device)
     inflight.unlink(missing_ok=True)
     return 0
 

@@ -83,3 +83,11 @@ def test_a_failing_crashing_or_hanging_problem_is_a_row_and_the_sweep_goes_on(sc
     assert df.loc[crashes.key, "failure"] == "crash" and "exit 9" in df.loc[crashes.key, "error"]
     assert df.loc[hangs.key, "failure"] == "timeout"
     assert pd.isna(df.loc[scale_add_relu.key, "failure"]) and df.loc[scale_add_relu.key, "runtime_ms"] > 0
+
+
+def test_levels_are_taken_in_turn():
+    from kbench_lib.baselines import _interleaved
+
+    keys = ["l1/a", "l1/b", "l1/c", "l2/a", "l3/a", "l3/b"]
+    level = {k: k.split("/")[0] for k in keys}
+    assert _interleaved(keys, level) == ["l1/a", "l2/a", "l3/a", "l1/b", "l3/b", "l1/c"]
