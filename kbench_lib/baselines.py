@@ -163,7 +163,8 @@ def _compile_and_call(model, inputs: list, backward: bool, device: str):
     t0 = time.monotonic()
     if backward:
         out = compiled(*inputs)
-        torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out])
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     else:
         with torch.no_grad():
             compiled(*inputs)

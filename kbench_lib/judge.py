@@ -399,6 +399,7 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
         if fail:
             if fail["failure"] == "compile_error":
                 v.compiled = False
+            v.flags.extend(fail.get("flags", []))  # what the candidate left behind, when the worker could still tell
             return _fail(v, fail["failure"], fail.get("message", ""), res.log)
         if res.timed_out or not done or res.returncode != 0:
             return _died(v, res, "run", opts.run_timeout_s)

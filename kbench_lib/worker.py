@@ -392,9 +392,18 @@ def run(mode: str, jobdir: str) -> int:
             if isinstance(e, SystemExit):
                 chan.send(event="failure", failure="crash", message=f"candidate called sys.exit({e.code})")
                 return 0
-            chan.send(event="failure", failure=_failure_of(e), message=_trace(e))
+            chan.send(event="failure", failure=_failure_of(e), message=_trace(e), flags=_leftover_flags(harness, threads_before))
             return 0
 
+    chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
+    return 0
+
+
+def _leftover_flags(harness, threads_before: int) -> list[str]:
+    """What the candidate left behind: changed timer bindings or harness objects, processes and
+    threads still running. Checked after the calls, and also when a call failed (a candidate that
+    defers its work to a thread can exhaust memory before it is caught any other way)."""
+    flags = []
     tampered = timing.tampered_bindings()
     if tampered:
         flags.append("timer_tampered: " + ", ".join(tampered))
@@ -407,8 +416,7 @@ def run(mode: str, jobdir: str) -> int:
     threads_after = _threads()
     if threads_after > threads_before:
         flags.append(f"threads_started: {threads_after - threads_before} thread(s) still running after the calls")
-    chan.send(event="done", flags=flags)
-    return 0
+    return flags
 
 
 def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, chan) -> list[str]:
