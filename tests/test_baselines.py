@@ -91,3 +91,17 @@ def test_levels_are_taken_in_turn():
     keys = ["l1/a", "l1/b", "l1/c", "l2/a", "l3/a", "l3/b"]
     level = {k: k.split("/")[0] for k in keys}
     assert _interleaved(keys, level) == ["l1/a", "l2/a", "l3/a", "l1/b", "l3/b", "l1/c"]
+
+
+def test_the_measuring_child_is_told_the_code_version(tmp_path, monkeypatch):
+    """The sandbox passes no environment on by itself; a copy of the tree without .git (the GPU
+    machine's) knows its commit only from KBENCH_GIT_SHA, so the sweep hands it over."""
+    from kbench_lib import baselines, provenance
+
+    monkeypatch.setenv("KBENCH_GIT_SHA", "abc1234")
+    provenance.git_sha.cache_clear()
+    try:
+        env = baselines._child_env(tmp_path)
+    finally:
+        provenance.git_sha.cache_clear()
+    assert env["KBENCH_GIT_SHA"] == "abc1234" and "TORCHINDUCTOR_CACHE_DIR" in env

@@ -131,3 +131,9 @@ def test_job_folders_of_dead_judges_are_removed(tmp_path):
     other.mkdir()
     judge_mod._remove_orphans(str(tmp_path))
     assert not orphan.exists() and mine.exists() and other.exists()
+
+
+def test_a_failed_run_still_reports_what_the_candidate_left_behind(scale_add_relu, fixtures, fast_cpu_opts):
+    v = _judge(scale_add_relu, fixtures, "thread_then_fails_in_timing.py", fast_cpu_opts)
+    assert not v.correct and v.failure == "oom", (v.failure, v.message[-300:])
+    assert any(f.startswith("threads_started") for f in v.flags), v.flags
