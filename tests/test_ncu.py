@@ -207,15 +207,15 @@ def test_criteria_not_judged_without_ncu_or_device_clock(bench):
 
 def test_render_markdown(bench):
     rows = [synthetic("ew_4k", 0.0031, 150.0, 2.0, remeasured=(0, 1, 0, 0, 2, 0, 0, 0, 0, 0)),
-            {**synthetic("mm_8192", 21.9, 0.4, 0.1), "ncu_kernels_per_call": 2},
+            {**synthetic("mm_8192", 21.9, 0.4, 0.1), "ncu_kernels_per_call": 2, "e2e_idle_ms": 22.0, "e2e_idle_vs_ncu_pct": 0.4566},
             {"name": "ew_256m", "error": "OutOfMemoryError: boom", "ncu_error": "ncu not found"}]
     md = bench.render_markdown(rows, {"device": "NVIDIA H100 80GB HBM3", "torch": "2.5.1", "ncu": None})
     lines = md.splitlines()
     assert "device: NVIDIA H100 80GB HBM3; torch: 2.5.1;" in md and "ncu:" not in lines[2]
     table = [line for line in lines if line.startswith("| ew_4k")][0]
-    assert table.startswith("| ew_4k | 3.10 | 7.75 (+150.0%) | 3.16 (+2.0%) | 3.10 (+0.0%) | 0.20% / 0.10% | 3 (in 2/10 runs) |")
-    assert "| mm_8192 | 21,900.00 | 21,987.60 (+0.4%) |" in md
-    assert "| ew_256m | - | - | - | - | - / - | 0 (in 0/0 runs) |" in md
+    assert table.startswith("| ew_4k | 3.10 | 7.75 (+150.0%) | 3.16 (+2.0%) | 3.10 (+0.0%) | - | 0.20% / 0.10% | 3 (in 2/10 runs) |"), table
+    assert "| mm_8192 | 21,900.00 | 21,987.60 (+0.4%) |" in md and "| 22,000.00 (+0.5%) |" in md  # the clock without head start
+    assert "| ew_256m | - | - | - | - | - | - / - | 0 (in 0/0 runs) |" in md
     assert "ew_256m: OutOfMemoryError: boom" in md and "ew_256m ncu: ncu not found" in md and "mm_8192: 2 kernels per call" in md
     assert "- device-busy within 3% of ncu for every kernel >= 5 us: **HELD**" in md
     assert "- end-to-end within 5% of ncu from 50 us: **HELD** (1 workloads in scope)" in md
