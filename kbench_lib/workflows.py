@@ -120,13 +120,25 @@ def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph")
     return _table(str(folder))
 
 
-def baseline_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per level: problems, failures per mode, median eager/compile and eager/cudagraph time ratios,
-    median eager time over the speed-of-light bound."""
+def suite_sizes(problems_dir=None) -> dict[str, int]:
+    """Problems per level in the suite (so a summary of part of it can say how large a part)."""
+    problems, _ = discover_with_errors(problems_dir or REPO / "problems")
+    sizes: dict[str, int] = {}
+    for p in problems:
+        sizes[p.level] = sizes.get(p.level, 0) + 1
+    return sizes
+
+
+def baseline_summary(df: pd.DataFrame, suite: dict[str, int] | None = None) -> pd.DataFrame:
+    """Per level: problems measured (and, given ``suite``, how many the level has), rows that
+    succeeded per mode, median eager/compile and eager/cudagraph time ratios, median eager time
+    over the speed-of-light bound. Medians are over the problems measured in both modes."""
     wide = df.pivot_table(index=["level", "problem"], columns="mode", values="runtime_ms", aggfunc="last")
     rows = []
     for level, g in wide.groupby(level="level"):
         row = {"level": level, "problems": len(g)}
+        if suite is not None:
+            row["in_suite"] = suite.get(level)
         for mode in ("eager", "compile", "cudagraph"):
             row[f"{mode}_ok"] = int(g[mode].notna().sum()) if mode in g else 0
         if "compile" in g:

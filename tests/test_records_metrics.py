@@ -70,3 +70,25 @@ def test_failure_counts():
     df = pd.DataFrame([_row("a"), _row("b", correct=False), _row("d", flags=["x"])])
     c = metrics.failure_counts(df)
     assert c.loc["m", "trusted"] == 1 and c.loc["m", "output_mismatch"] == 1 and c.loc["m", "flagged"] == 1
+
+
+def test_baseline_summary_per_level():
+    import math
+
+    import pandas as pd
+
+    from kbench_lib.workflows import baseline_summary
+
+    rows = []
+    for problem, level, eager, compiled, graph, sol in [("l1/a", "level1", 2.0, 1.0, 2.0, 0.5), ("l1/b", "level1", 1.0, 2.0, 1.0, 0.5),
+                                                          ("l1/c", "level1", 3.0, 1.0, None, 1.0), ("r/a", "robust", 4.0, 2.0, None, 1.0)]:
+        for mode, ms in (("eager", eager), ("compile", compiled), ("cudagraph", graph)):
+            rows.append({"problem": problem, "level": level, "mode": mode, "runtime_ms": ms, "sol_ms": sol,
+                         "failure": None if ms is not None else "unsupported"})
+    s = baseline_summary(pd.DataFrame(rows), suite={"level1": 100, "robust": 16}).set_index("level")
+    assert s.loc["level1", "problems"] == 3 and s.loc["level1", "in_suite"] == 100
+    assert s.loc["level1", "eager_ok"] == 3 and s.loc["level1", "cudagraph_ok"] == 2
+    assert s.loc["level1", "median_eager_over_compile"] == 2.0  # ratios 2, 0.5, 3
+    assert s.loc["level1", "median_eager_over_cudagraph"] == 1.0
+    assert s.loc["level1", "median_eager_over_sol"] == 3.0  # 4, 2, 3
+    assert s.loc["robust", "cudagraph_ok"] == 0 and math.isnan(s.loc["robust", "median_eager_over_cudagraph"])
