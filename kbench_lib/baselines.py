@@ -74,6 +74,13 @@ def _graphed(model, sets: list):
     return replay
 
 
+def _row(p: Problem, mode: str, device: str, precision: str, small: bool) -> dict:
+    """What every row has, measured or failed: the problem, the mode, provenance, no result yet."""
+    return {"problem": p.key, "level": p.level, "mode": mode, "precision": precision, "small": small, "task": p.task,
+            "device": device, "runtime_ms": None, "failure": None, "error": None, **environment(device),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+
+
 def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32", small: bool = False, budget_s: float = 5.0,
                 shared: dict | None = None) -> dict:
     """Time one mode of one problem in this process; returns the row (runtime or failure).
@@ -84,13 +91,7 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
 
     shared = {} if shared is None else shared
 
-    row = {
-        "problem": problem.key, "level": problem.level, "mode": mode, "precision": precision, "small": small,
-        "task": problem.task, "device": device, "runtime_ms": None, "device_ms": None, "failure": None, "error": None,
-        "compile_s": None,
-    }
-    row.update(environment(device))
-    row["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    row = {**_row(problem, mode, device, precision, small), "device_ms": None, "compile_s": None}
     cfg = problem.configs(small=small)[0]
     try:
         if "count" not in shared:
@@ -243,9 +244,7 @@ def _write(row: dict, path: Path) -> None:
 
 
 def _failure_row(p: Problem, mode: str, device: str, precision: str, small: bool, failure: str, error: str) -> dict:
-    return {"problem": p.key, "level": p.level, "mode": mode, "precision": precision, "small": small, "task": p.task,
-            "device": device, "runtime_ms": None, **environment(device), "failure": failure, "error": error,
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    return {**_row(p, mode, device, precision, small), "failure": failure, "error": error}
 
 
 def _measure_batch(jobs: list[dict], folder: Path, device: str, precision: str, small: bool, budget_s: float,
@@ -328,7 +327,8 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
     bar = tqdm(total=len(todo), desc="baselines", unit="run", disable=not progress)
     done_before = 0
     for keys in chunks:
-        part = [(p, m) for p, m in todo if p.key in set(keys)]
+        in_chunk = set(keys)
+        part = [(p, m) for p, m in todo if p.key in in_chunk]
         if compile_jobs > 1:
             prewarm_compile([p for p, m in part if m == "compile"], device, precision, small, folder, compile_jobs, timeout_s, progress)
         jobs = [{"problem": str(p.path), "mode": m, "out": str(_file_for(folder, p, m, precision, small)),
@@ -345,8 +345,8 @@ def sweep(problems: list[Problem], modes=MODES, device: str = "auto", precision:
     return folder
 
 
-def _measure_job(job: dict, device: str, precision: str, small: bool, budget_s: float, shared: dict) -> dict:
-    row = measure_one(load_problem(job["problem"]), job["mode"], device, precision, small, budget_s, shared)
+def _measure_job(p: Problem, job: dict, device: str, precision: str, small: bool, budget_s: float, shared: dict) -> dict:
+    row = measure_one(p, job["mode"], device, precision, small, budget_s, shared)
     if job.get("warm"):
         try:
             info = json.loads(Path(job["warm"]).read_text())
@@ -378,10 +378,6 @@ def batch(jobs: list[dict], device: str, precision: str, small: bool, budget_s: 
     import os
     import threading
 
-    if device.startswith("cuda"):
-        from .timing import prepare
-
-        prepare(torch.device(device if ":" in device else f"cuda:{torch.cuda.current_device()}"))
     shared: dict = {}
     current = None
     for job in jobs:
@@ -402,7 +398,7 @@ def batch(jobs: list[dict], device: str, precision: str, small: bool, budget_s: 
         watchdog.daemon = True
         watchdog.start()
         try:
-            row = _measure_job(job, device, precision, small, budget_s, shared)
+            row = _measure_job(p, job, device, precision, small, budget_s, shared)
         finally:
             watchdog.cancel()
         _write(row, Path(job["out"]))

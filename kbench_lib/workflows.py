@@ -122,11 +122,10 @@ def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph")
 
 def suite_sizes(problems_dir=None) -> dict[str, int]:
     """Problems per level in the suite (so a summary of part of it can say how large a part)."""
+    from collections import Counter
+
     problems, _ = discover_with_errors(problems_dir or REPO / "problems")
-    sizes: dict[str, int] = {}
-    for p in problems:
-        sizes[p.level] = sizes.get(p.level, 0) + 1
-    return sizes
+    return dict(Counter(p.level for p in problems))
 
 
 def baseline_summary(df: pd.DataFrame, suite: dict[str, int] | None = None) -> pd.DataFrame:
