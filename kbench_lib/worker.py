@@ -31,6 +31,8 @@ from .tensors import as_output_list, dtype_of, to_device
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
 _to = torch.Tensor.to
+_clone = torch.Tensor.clone
+_OOM = torch.OutOfMemoryError
 _save = torch.save
 _load = torch.load
 _exit = os._exit
@@ -133,6 +135,26 @@ def _check_output(out, inputs) -> tuple[list | None, str | None, list[str]]:
 def _to_cpu(objs):
     """Copies to the CPU through methods bound before the candidate was imported (THREATS #13)."""
     return [_to(_detach(o), "cpu", copy=True) if isinstance(o, _Tensor) else o for o in objs]
+
+
+def _snapshot(outs):
+    """A copy of timed outputs for re-checking, taken between timed calls without leaving the GPU
+    idle: a clone on the outputs' own device, moved to the CPU once timing is over.
+
+    Why not copy to the CPU at once: a synchronous device-to-host copy leaves the GPU idle for
+    milliseconds, its clocks drop, and the next timed call runs slow. Every first call on a set is
+    sampled, so the first round paid this most of all. Measured on the H100
+    (benchmarks/first_round.py), an honest Triton kernel's first round took 0.22 ms against a 0.064 ms
+    median: a false memoisation flag. The median was also 23% slow, from the later samples.
+    Device clones show neither effect.
+
+    A clone stays in device memory, where the candidate could in principle reach it. Changing it
+    later would take work running after the call returns: a host thread or unjoined stream work,
+    which the timing phase flags on their own. If device memory runs out, the copy goes to the CPU."""
+    try:
+        return [_clone(_detach(o)) for o in outs]
+    except _OOM:
+        return _to_cpu(outs)
 
 
 def _threads() -> int:
@@ -484,7 +506,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         seen[set_index] = seen.get(set_index, 0) + 1
         if int.from_bytes(os.urandom(4), "little") % seen[set_index] == 0:
             if all(type(o) is _Tensor for o in outs):
-                samples[set_index] = _to_cpu(outs)
+                samples[set_index] = _snapshot(outs)
 
     set_flags()
     if device.type == "cpu":
@@ -502,7 +524,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         warmup_sets=warmup_sets,
     )
     _save(
-        {"samples": {timed[j]: v for j, v in samples.items()}, "inputs_after": {timed[j]: _inputs_after(s) for j, s in enumerate(input_sets)}},
+        {"samples": {timed[j]: _to_cpu(v) for j, v in samples.items()}, "inputs_after": {timed[j]: _inputs_after(s) for j, s in enumerate(input_sets)}},
         os.path.join(outdir, "timing.pt"),
     )
     chan.send(event="timing", timing=result.as_dict())

@@ -247,3 +247,34 @@ def test_head_start_takes_the_launch_path_out_of_the_end_to_end_clock():
     assert with_hs.head_start_us > 0 and without.head_start_us == 0
     assert with_hs.median_ms < without.median_ms
     assert abs(with_hs.median_ms - with_hs.device_ms) < 0.004, (with_hs.median_ms, with_hs.device_ms, without.median_ms)
+
+
+def test_timed_output_samples_are_copies_that_stay_on_their_device():
+    """Samples of timed outputs are cloned where the output lives (no host round trip between timed
+    calls, so the GPU never idles and slows the next call), and later changes to the output do not
+    reach the sample."""
+    import torch
+
+    from kbench_lib import worker
+
+    out = torch.arange(6.0).reshape(2, 3).t()
+    snap = worker._snapshot([out])
+    assert snap[0].device == out.device and torch.equal(snap[0], out)
+    assert snap[0].untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
+    out.zero_()
+    assert snap[0].sum() == 15.0
+
+
+def test_timed_output_samples_go_to_the_cpu_when_device_memory_runs_out(monkeypatch):
+    import torch
+
+    from kbench_lib import worker
+
+    def no_memory(t):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(worker, "_clone", no_memory)
+    out = torch.ones(4)
+    snap = worker._snapshot([out])
+    assert snap[0].device.type == "cpu" and torch.equal(snap[0], out)
+    assert snap[0].untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
