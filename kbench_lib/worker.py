@@ -33,6 +33,8 @@ _detach = torch.Tensor.detach
 _to = torch.Tensor.to
 _clone = torch.Tensor.clone
 _OOM = torch.OutOfMemoryError
+_mem_get_info = torch.cuda.mem_get_info
+SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
 _save = torch.save
 _load = torch.load
 _exit = os._exit
@@ -153,8 +155,17 @@ def _snapshot(outs):
 
     A clone stays in device memory, where the candidate could in principle reach it. Changing it
     later would take work running after the call returns: a host thread or unjoined stream work,
-    which the timing phase flags on their own. If device memory runs out, the copy goes to the CPU."""
+    which the timing phase flags on their own.
+
+    Samples must not take memory the candidate needs: where the clones would leave less than
+    ``SAMPLE_HEADROOM`` of the device's memory free (or run out), the copy goes to the CPU."""
+    devices = {o.device for o in outs if o.is_cuda}
     try:
+        for d in devices:
+            free, total = _mem_get_info(d)
+            need = sum(o.untyped_storage().nbytes() for o in outs if o.device == d)
+            if free - need < SAMPLE_HEADROOM * total:
+                return _to_cpu(outs)
         return [_clone(_detach(o)) for o in outs]
     except _OOM:
         return _to_cpu(outs)

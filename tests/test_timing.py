@@ -278,3 +278,28 @@ def test_timed_output_samples_go_to_the_cpu_when_device_memory_runs_out(monkeypa
     snap = worker._snapshot([out])
     assert snap[0].device.type == "cpu" and torch.equal(snap[0], out)
     assert snap[0].untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
+
+
+def test_timed_output_samples_leave_the_candidate_its_memory(monkeypatch):
+    """Where device clones would leave less than the headroom free, the sample goes to the CPU."""
+    import torch
+
+    from kbench_lib import worker
+
+    class FakeCuda:
+        device = torch.device("cuda", 0)
+        is_cuda = True
+
+        def untyped_storage(self):
+            class S:
+                def nbytes(self):
+                    return 30 << 30
+            return S()
+
+    monkeypatch.setattr(worker, "_mem_get_info", lambda d: (40 << 30, 80 << 30))
+    monkeypatch.setattr(worker, "_to_cpu", lambda outs: ["on the cpu"])
+    monkeypatch.setattr(worker, "_clone", lambda t: "on the device")
+    monkeypatch.setattr(worker, "_detach", lambda t: t)
+    assert worker._snapshot([FakeCuda()]) == ["on the cpu"]  # 40 GiB free - 30 < 20 GiB headroom
+    monkeypatch.setattr(worker, "_mem_get_info", lambda d: (60 << 30, 80 << 30))
+    assert worker._snapshot([FakeCuda()]) == ["on the device"]
