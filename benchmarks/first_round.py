@@ -5,7 +5,7 @@ positives, and what in the harness causes them. Run on the GPU machine:
 
 The judge flags ``memoisation_suspected`` when repeats on seen data take under 30% of the first
 calls on unseen data (``worker.MEMO_RATIO``). An honest kernel takes as long both times, so any
-gap an honest kernel shows comes from the harness. Per kernel (torch eager, a Triton kernel) and
+gap an honest kernel shows comes from the harness. Per kernel (the fixture problem in eager PyTorch, its Triton candidate) and
 per harness variant, ``time_cuda`` is run ``--repeats`` times the way the worker runs it (warm-up
 on other sets, 5 timed sets) and the first-round median is compared with the median:
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import statistics
@@ -35,39 +36,30 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from kbench_lib import worker  # noqa: E402
+from kbench_lib.problems import instantiate, load_problem  # noqa: E402
 from kbench_lib.timing import time_cuda  # noqa: E402
 
 N_SETS = 5
 
 
-def _triton_fn():
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def k(a_ptr, b_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        a = tl.load(a_ptr + offs, mask=mask)
-        b = tl.load(b_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, tl.maximum(a * scale + b, 0.0), mask=mask)
-
-    def fn(a, b):
-        out = torch.empty_like(a)
-        n = a.numel()
-        k[(triton.cdiv(n, 1024),)](a, b, out, n, 1.5, BLOCK=1024)
-        return out
-    return fn
+FIXTURES = REPO / "tests" / "fixtures"
 
 
-def _eager_fn(a, b):
-    return torch.relu(a * 1.5 + b)
+def _kernels() -> dict:
+    """The judge's own scale-add-relu fixture problem (eager PyTorch) and its Triton candidate, the
+    kernel the false flag was first seen on, both with scale 1.5."""
+    problem = instantiate(load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py"))
+    spec = importlib.util.spec_from_file_location("kbench_first_round_triton", FIXTURES / "candidates" / "scale_add_relu_triton.py")
+    triton_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(triton_module)  # a real file: triton.jit reads the kernel's source from it
+    return {"eager": problem["Model"](1.5), "triton": triton_module.ModelNew(1.5)}
 
 
 def _sampler(kind: str):
     """after_call(k, set_index, out) for a variant, and the state it needs."""
     seen: dict[int, int] = {}
-    samples: dict[int, torch.Tensor] = {}
+    samples: dict[int, list] = {}
     copy_s = [0.0]
 
     def chosen(set_index: int) -> bool:
@@ -79,12 +71,12 @@ def _sampler(kind: str):
             return
         if kind in ("cpu_sample", "cpu_sample_nogc"):
             t0 = time.perf_counter()
-            samples[set_index] = out.detach().to("cpu", copy=True)
+            samples[set_index] = worker._to_cpu([out])  # the copy the worker made before session 5
             copy_s[0] = time.perf_counter() - t0
         elif kind == "idle":
             time.sleep(copy_s[0] or 0.02)
         elif kind == "gpu_sample":
-            samples[set_index] = out.detach().clone()
+            samples[set_index] = worker._snapshot([out])  # the worker's sample now
     return (after if kind != "none" else None), copy_s
 
 
@@ -104,7 +96,7 @@ def main() -> None:
     for s in sets:
         for t in s:
             t.sum()
-    kernels = {"eager": _eager_fn, "triton": _triton_fn()}
+    kernels = _kernels()
     variants = ["none", "cpu_sample", "cpu_sample_nogc", "idle", "gpu_sample"]
     rows = []
     with open(out / "first_round.jsonl", "w") as f:

@@ -37,7 +37,7 @@ import torch
 from .problems import Problem, load_problem
 from .provenance import device_slug, environment, resolve_device
 from .reference import build_reference, make_inputs, set_flags
-from .tensors import to_device
+from .tensors import require_grad, to_device
 from .timing import time_callable
 
 MODES = ("eager", "compile", "cudagraph")
@@ -120,7 +120,7 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
             if mode == "cudagraph":
                 raise NotImplementedError("cudagraph mode times forward-only tasks")
             for s in sets:
-                _require_grad(s)
+                require_grad(s)
         if mode == "compile":
             model, row["compile_s"] = _compile_and_call(model, sets[0], backward, device)
         if mode == "cudagraph":
@@ -151,12 +151,6 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     return row
 
 
-def _require_grad(inputs: list) -> None:
-    for t in inputs:
-        if isinstance(t, torch.Tensor) and t.is_floating_point():
-            t.requires_grad_(True)
-
-
 def _compile_and_call(model, inputs: list, backward: bool, device: str):
     """(the model under torch.compile, seconds its first call took: the compile), forward and, for
     backward tasks, backward."""
@@ -183,7 +177,7 @@ def compile_once(problem: Problem, device: str, precision: str = "fp32", small: 
     inputs = to_device(make_inputs(problem, cfg, 1, precision), device)
     backward = problem.task == "backward"
     if backward:
-        _require_grad(inputs)
+        require_grad(inputs)
     return _compile_and_call(model, inputs, backward, device)[1]
 
 

@@ -27,7 +27,7 @@ from .lint import degenerate_reasons
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
 from .reference import Case, build_reference, make_case, set_flags
-from .tensors import TOLERANCE, nbytes, to_device
+from .tensors import TOLERANCE, nbytes, require_grad, to_device
 from .timing import time_callable
 
 FAILURES = (
@@ -257,15 +257,11 @@ def _time_reference(model, problem: Problem, cases: list[Case], timed: list[bool
     if backward:
         grads = [[g.to(device) for g in c.grad_output] for c, t in zip(cases, timed) if t]
         for s in sets:
-            for x in s:
-                if isinstance(x, torch.Tensor) and x.is_floating_point():
-                    x.requires_grad_(True)
+            require_grad(s)
         sets = [[*s, g] for s, g in zip(sets, grads)]
         wgrads = [[g.to(device) for g in c.grad_output] for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
         for s in warm:
-            for x in s:
-                if isinstance(x, torch.Tensor) and x.is_floating_point():
-                    x.requires_grad_(True)
+            require_grad(s)
         warm = [[*s, g] for s, g in zip(warm, wgrads)]
 
         def call(*args):

@@ -14,7 +14,7 @@ import torch
 
 from .problems import Config, Problem, ProblemError, instantiate
 from .reference import set_flags
-from .tensors import TOLERANCE, as_output_list, to_device
+from .tensors import TOLERANCE, as_output_list, require_grad, to_device
 
 FP32_TOL = TOLERANCE["fp32"]
 MIN_GPU_MS = 0.1
@@ -77,11 +77,7 @@ def _run(model, inputs, backward: bool, grad_seed: int = 0):
     if not backward:
         with torch.no_grad():
             return [o.detach() if isinstance(o, torch.Tensor) else o for o in as_output_list(model(*inputs))], None
-    leaves = []
-    for t in inputs:
-        if isinstance(t, torch.Tensor) and t.is_floating_point():
-            t.requires_grad_(True)
-            leaves.append(t)
+    leaves = require_grad(inputs)
     model.zero_grad(set_to_none=True)
     outs = as_output_list(model(*inputs))
     gen = torch.Generator().manual_seed(grad_seed)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .problems import Config, Problem, instantiate
-from .tensors import cast_floating, clone_tensors, dtype_of, to_device
+from .tensors import cast_floating, clone_tensors, dtype_of, require_grad, to_device
 
 
 @dataclass
@@ -74,9 +74,7 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
     dev_inputs = to_device(inputs, device)
     backward = problem.task == "backward"
     if backward:
-        for t in dev_inputs:
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.requires_grad_(True)
+        require_grad(dev_inputs)
         out = model(*dev_inputs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         gen = torch.Generator().manual_seed(input_seed + 7)

@@ -14,6 +14,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .problems import Problem, discover_with_errors, instantiate
+from .tensors import require_grad
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,7 @@ def _count(problem: Problem, overrides: dict | None, dtype_bytes: int | None, de
     model, inputs, ns = _build(problem, overrides, device)
     backward = problem.task == "backward"
     if backward:
-        for t in inputs:
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.requires_grad_(True)
+        require_grad(inputs)
     counter = FlopCounterMode(display=False)
     with counter:
         out = model(*inputs)

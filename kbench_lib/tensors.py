@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch
 
+_Tensor = torch.Tensor  # bound at import: the worker imports this module before any candidate code
+
 PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 # Tolerances per precision (DESIGN.md): fp32 1e-4, bf16/fp16 1e-2, atol = rtol.
@@ -48,6 +50,15 @@ def nbytes(obj) -> int:
     if isinstance(obj, dict):
         return sum(nbytes(o) for o in obj.values())
     return 0
+
+
+def require_grad(inputs) -> list:
+    """Marks every floating-point tensor among ``inputs`` as requiring a gradient (the leaves a
+    backward task differentiates) and returns them, in order."""
+    leaves = [t for t in inputs if isinstance(t, _Tensor) and t.is_floating_point()]
+    for t in leaves:
+        t.requires_grad_(True)
+    return leaves
 
 
 def clone_tensors(obj):

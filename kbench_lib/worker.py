@@ -26,7 +26,7 @@ import torch
 from . import compare, profiling, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
 from .reference import set_flags
-from .tensors import as_output_list, dtype_of, to_device
+from .tensors import as_output_list, dtype_of, require_grad, to_device
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -146,8 +146,7 @@ def _snapshot(outs):
     Why not copy to the CPU at once: a synchronous device-to-host copy leaves the GPU's SMs idle
     (about 50 ms for a 64 MB output), and the next timed call runs slow, as after any idle spell
     (the settle warm-up exists for the same reason; we did not record clocks to show why). Every
-    first call on a set is
-    sampled, so the first round paid this most of all. Measured on the H100
+    first call on a set is sampled, so the first round paid this most of all. Measured on the H100
     (benchmarks/first_round.py): after such copies an honest Triton kernel's first round took
     0.22 ms against a 0.063-0.078 ms median (a false memoisation flag), eager PyTorch's 0.22 ms
     against 0.16 ms. Sleeping as long as the copy did had the same effect, turning the garbage
@@ -354,9 +353,7 @@ def run(mode: str, jobdir: str) -> int:
             model = make_model(case)
             inputs = to_device(case["inputs"], device)
             if backward:
-                for t in inputs:
-                    if isinstance(t, _Tensor) and t.is_floating_point():
-                        t.requires_grad_(True)
+                require_grad(inputs)
             poison_allocator(device, job.get("poison_bytes", 0))
             set_flags()
             if backward:
@@ -479,16 +476,12 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
 
     if backward:
         for s in input_sets:
-            for t in s:
-                if isinstance(t, _Tensor) and t.is_floating_point():
-                    t.requires_grad_(True)
+            require_grad(s)
         # each set carries its own upstream gradient as its last element
         sets = [[*s, g] for s, g in zip(input_sets, grads)]
         if warmup_sets:
             for s in warmup_sets:
-                for t in s:
-                    if isinstance(t, _Tensor) and t.is_floating_point():
-                        t.requires_grad_(True)
+                require_grad(s)
             warmup_sets = [[*s, g] for s, g in zip(warmup_sets, warm_grads)]
 
         def call(*args):
