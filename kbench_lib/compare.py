@@ -122,10 +122,17 @@ def is_fingerprint(x) -> bool:
 
 def unchanged(before: list, after: list, device: str | None = None) -> str | None:
     """None when every input is bit-identical after the call; else which one changed (THREATS #5).
-    ``after`` holds the inputs after the call, or their :func:`fingerprint`."""
+    ``before`` holds the inputs or their fingerprints; ``after`` the inputs after the call, or
+    their :func:`fingerprint`."""
     if not isinstance(after, list) or len(before) != len(after):
         return "the number of inputs changed"
     for i, (b, a) in enumerate(zip(before, after)):
+        if is_fingerprint(b):  # the judge keeps fingerprints of the inputs it drew, not the inputs
+            if not is_fingerprint(a) or tuple(a["shape"]) != tuple(b["shape"]) or a["dtype"] != b["dtype"]:
+                return f"input {i} was replaced"
+            if tuple(a["sums"]) != tuple(b["sums"]):
+                return f"input {i} was modified in place"
+            continue
         if isinstance(b, torch.Tensor):
             if is_fingerprint(a):
                 if device is not None and b.numel() >= (1 << 16):

@@ -11,24 +11,23 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
-from . import baselines_store, build, guards, profiling, roofline, sandbox
+from . import build, guards, profiling, sandbox, tensorfile
 from .candidates import Candidate
-from .compare import compare_outputs, unchanged
-from .lint import degenerate_reasons
+from .compare import compare_outputs, is_fingerprint, unchanged
+from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
-from .reference import Case, build_reference, make_case, set_flags
-from .tensors import TOLERANCE, nbytes, require_grad, to_device
-from .timing import time_callable
+from .reference import Case
+from .tensors import nbytes
 
 FAILURES = (
     "compile_error", "load_error", "output_mismatch", "shape_mismatch", "dtype_mismatch", "nonfinite",
@@ -126,46 +125,20 @@ def _fail(v: Verdict, failure: str, message: str, log: str | None = None) -> Ver
     return v
 
 
-def _seeds(problem: Problem, base: int, opts: JudgeOptions, small: bool):
-    """(config, init_seed, input_seed, timed) for every case: the default configuration with
-    n_seeds distinct input sets over one model, every variant, and (when timing) timing_sets more
-    input sets of the default configuration that only the timed calls see."""
-    configs = problem.configs(small=small)
-    out = []
-    for k in range(opts.n_seeds):
-        out.append((configs[0], base, base + 1 + 7919 * k, False))
-    for v, cfg in enumerate(configs[1:], start=1):
-        for k in range(opts.variant_seeds):
-            out.append((cfg, base + 104729 * v, base + 104729 * v + 1 + 7919 * k, False))
-    if opts.timing:
-        for k in range(opts.timing_sets):
-            out.append((configs[0], base, base + 1 + 7919 * (opts.n_seeds + k), True))
-    return out
-
-
-def _write_job(workdir: Path, problem: Problem, candidate: Candidate, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions) -> None:
+def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
+    """The job the worker reads (and deletes before the candidate is imported): where the problem
+    is, how to draw each case's inputs and build the reference state, and how to time. No input
+    data and no expected value travels: the worker draws the inputs itself."""
     (workdir / "candidate.py").write_text(candidate.source)
-    metas = []
-    for i, (case, is_timed) in enumerate(zip(cases, timed)):
-        name = f"case_{i}.pt"
-        payload = {
-            "config": case.config,
-            "init_seed": case.init_seed,
-            "input_seed": case.input_seed,
-            "init_inputs": case.init_inputs,
-            "state_dict": case.state_dict,
-            "inputs": case.inputs,
-            "grad_output": case.grad_output,
-        }
-        torch.save(payload, workdir / name)
-        metas.append({"file": name, "config": case.config, "init_seed": case.init_seed, "timed": is_timed})
-    poison = max((nbytes(c.expected) for c in cases), default=0) * 2 + (64 << 20) if opts.guards else 0
+    poison = max((nbytes(c.expected) for c in prep.cases), default=0) * 2 + (64 << 20) if opts.guards else 0
     job = {
-        "device": device,
+        "device": prep.device,
         "precision": opts.precision,
-        "task": problem.task,
+        "task": prep.problem.task,
+        "problem_path": str(prep.problem.path),
+        "problem_level": prep.problem.level,
         "candidate_path": str(workdir / "candidate.py"),
-        "cases": metas,
+        "cases": prep.job_cases(),
         "poison_bytes": poison,
         "profile": opts.guards,
         "guards": opts.guards,
@@ -198,10 +171,6 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
     return _fail(v, "crash", f"candidate process {how} {where} without reporting a result", res.log)
 
 
-def _load_out(path: Path):
-    return torch.load(path, weights_only=True, map_location="cpu")
-
-
 def _check_case(case: Case, got: dict, tol: float, backward: bool, dev: str | None = None) -> tuple[str | None, str | None, float]:
     """(failure, message, max_abs_err) for one case's returned record."""
     mismatch, err = compare_outputs(case.expected, got.get("outputs"), tol, device=dev)
@@ -211,9 +180,8 @@ def _check_case(case: Case, got: dict, tol: float, backward: bool, dev: str | No
     if changed:
         return "input_mutated", f"[{case.config}] {changed}", err
     if backward:
-        exp_in = [g for g in case.expected_input_grads]
         got_in = got.get("input_grads") or []
-        for j, e in enumerate(exp_in):
+        for j, e in enumerate(case.expected_input_grads):
             if e is None:
                 continue
             g = got_in[j] if j < len(got_in) else None
@@ -234,61 +202,13 @@ def _check_case(case: Case, got: dict, tol: float, backward: bool, dev: str | No
     return None, None, err
 
 
-def _reference_model(problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions):
-    first = next(c for c, t in zip(cases, timed) if t)
-    cfg = next(c for c in problem.configs(small=opts.small) if c.name == first.config)
-    model, _, _ = build_reference(problem, cfg, first.init_seed, first.input_seed, device, opts.precision)
-    return model, first
-
-
-def _reference_ops(model, first: Case, device: str) -> dict:
-    """The compute ops of the reference's forward on the first timed input set."""
-    with torch.no_grad():
-        return profiling.profile_call(model, to_device(first.inputs, device), device)["ops"]
-
-
-def _time_reference(model, problem: Problem, cases: list[Case], timed: list[bool], device: str, opts: JudgeOptions, compile_model: bool = False):
-    """Times the problem's own Model over the same rotation of input sets as the candidate."""
-    sets = [to_device(c.inputs, device) for c, t in zip(cases, timed) if t]
-    warm = [to_device(c.inputs, device) for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
-    backward = problem.task == "backward"
-    if compile_model:
-        model = torch.compile(model)
-    if backward:
-        grads = [[g.to(device) for g in c.grad_output] for c, t in zip(cases, timed) if t]
-        for s in sets:
-            require_grad(s)
-        sets = [[*s, g] for s, g in zip(sets, grads)]
-        wgrads = [[g.to(device) for g in c.grad_output] for c, t in zip(cases, timed) if not t and c.config == cases[0].config]
-        for s in warm:
-            require_grad(s)
-        warm = [[*s, g] for s, g in zip(warm, wgrads)]
-
-        def call(*args):
-            model.zero_grad(set_to_none=True)
-            out = model(*args[:-1])
-            torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out], args[-1])
-            return out
-    else:
-        def call(*inputs):
-            with torch.no_grad():
-                return model(*inputs)
-    set_flags()
-    threads = torch.get_num_threads()
-    if device == "cpu":
-        torch.set_num_threads(1)  # as the candidate is timed on the CPU
-    try:
-        return time_callable(
-            call, sets, device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
-            budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm or None,
-        )
-    finally:
-        torch.set_num_threads(threads)
-
-
-def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None) -> Verdict:
+def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
+          prepared: PreparedProblem | None = None) -> Verdict:
     """Judge ``candidate`` on ``problem``. Always returns a verdict unless the judge itself cannot
-    run (then :class:`JudgeError`)."""
+    run (then :class:`JudgeError`).
+
+    ``prepared``: the problem's reference side (:func:`kbench_lib.prepared.prepare`), shared by
+    every candidate of the problem in a batch; made here, with fresh seeds, when not given."""
     opts = opts or JudgeOptions()
     started = time.monotonic()
     try:
@@ -302,12 +222,29 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
         device_name=device_name(device), precision=opts.precision, small=small, kernel_sha=candidate.sha[:16],
         env=environment(device),
     )
-    base = opts.seed if opts.seed is not None else secrets.randbits(30)
-    v.seed = base
     try:
-        return _judge(problem, candidate, opts, device, v, base, workdir, started)
+        if prepared is None:
+            t0 = time.monotonic()
+            prepared = prepare_problem(problem, opts, device)
+            v.stage_s["reference_cases"] = round(time.monotonic() - t0, 3)
+        elif (prepared.problem.sha, prepared.device, prepared.precision, prepared.small) != (problem.sha, device, opts.precision, small):
+            raise JudgeError(f"the prepared reference is for {prepared.problem.key} on {prepared.device} ({prepared.precision}), "
+                             f"not {problem.key} on {device} ({opts.precision})")
+        v.seed = prepared.seed
+        return _judge(prepared, candidate, opts, v, workdir)
     finally:
         v.judge_s = time.monotonic() - started
+
+
+def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None) -> PreparedProblem:
+    """The reference side of ``problem`` for ``opts`` (fresh seeds unless ``opts.seed``)."""
+    opts = opts or JudgeOptions()
+    device = device or resolve_device(opts.device)
+    small = (not device.startswith("cuda")) if opts.small is None else opts.small
+    try:
+        return prepare(problem, device, opts, small, opts.seed)
+    except ProblemError as e:
+        raise JudgeError(str(e)) from e
 
 
 def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: float) -> None:
@@ -322,55 +259,30 @@ def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: fl
     v.stage_s[key] = round(v.stage_s.get(key, 0.0) + ended - prev_t, 3)
 
 
-def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdict:
-    mark = [time.monotonic()]
+class _Laps:
+    def __init__(self, v: Verdict):
+        self.v, self.mark = v, time.monotonic()
 
-    def lap(name: str) -> None:
+    def __call__(self, name: str) -> None:
         now = time.monotonic()
-        v.stage_s[name] = round(v.stage_s.get(name, 0.0) + now - mark[0], 3)
-        mark[0] = now
+        self.v.stage_s[name] = round(self.v.stage_s.get(name, 0.0) + now - self.mark, 3)
+        self.mark = now
 
-    # static: what the source says (flags only; what ran is checked at run time)
-    if opts.guards:
+
+def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir) -> Verdict:
+    lap = _Laps(v)
+    if opts.guards:  # static: what the source says (flags only; what ran is checked at run time)
         v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
-
-    # the reference, in this process only
-    plan = _seeds(problem, base, opts, v.small)
-    try:
-        cases = [make_case(problem, cfg, i_seed, x_seed, device, opts.precision) for cfg, i_seed, x_seed, _ in plan]
-    except ProblemError as e:
-        raise JudgeError(str(e)) from e
-    except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not the candidate's
-        raise JudgeError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
-    timed = [t for *_, t in plan]
-    tol = TOLERANCE[opts.precision]
-    lap("reference_cases")
-    built: list = []
-
-    def reference():
-        """(model, first timed case): the reference model, built once for profiling and timing."""
-        if not built:
-            built.extend(_reference_model(problem, cases, timed, device, opts))
-        return built[0], built[1]
-    # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
-    other = next((c for c in cases[1:] if c.config == cases[0].config), None)
-    for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, tol) if opts.guards else ():
-        v.flags.append(f"degenerate_task: {reason}")
-    if device.startswith("cuda"):
-        try:
-            v.sol_ms = roofline.problem_sol_ms(problem, v.device_name, opts.precision, v.small)
-        except Exception as e:  # noqa: BLE001 - a problem the FLOP counter cannot trace has no bound
-            v.notes.append(f"no roofline bound: {type(e).__name__}: {str(e)[:200]}")
-
+        v.flags.extend(prep.flags)
+    v.sol_ms = prep.sol_ms
+    v.notes.extend(prep.notes)
+    device = prep.device
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
     try:
-        _write_job(wd, problem, candidate, cases, timed, device, opts)
+        _write_job(wd, prep, candidate, opts)
         lap("write_job")
-        env = build.build_env(candidate, device)
-        py = ["-m", "kbench_lib.worker"]
-
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
             b = build_candidate(candidate, device, opts, wd)
@@ -380,110 +292,164 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
                 return _fail(v, b.failure, b.message, b.log)
         v.compiled = True
         lap("build")
-
         # run: correctness on every case, then timing, in one fresh isolated process
-        res = sandbox.run_isolated([*py, "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s, env_extra=env,
-                                   isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
-        _stage_times(v, mark[0], res, time.monotonic())
-        mark[0] = time.monotonic()
+        res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s,
+                                   env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
+                                   cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
+        _stage_times(v, lap.mark, res, time.monotonic())
+        lap.mark = time.monotonic()
         v.network_isolated = res.network_isolated
-        fail = _last(res.messages, "failure")
-        done = _last(res.messages, "done")
-        harness = _last(res.messages, "harness_error")
-        if harness and not fail:
-            raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
-        if fail:
-            if fail["failure"] == "compile_error":
-                v.compiled = False
-            v.flags.extend(fail.get("flags", []))  # what the candidate left behind, when the worker could still tell
-            return _fail(v, fail["failure"], fail.get("message", ""), res.log)
-        if res.timed_out or not done or res.returncode != 0:
-            return _died(v, res, "run", opts.run_timeout_s)
-        finished = {m.get("case") for m in res.messages if isinstance(m, dict) and m.get("event") == "case_done"}
-        missing = [i for i, t in enumerate(timed) if not t and i not in finished]
-        if missing:
-            return _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
-        v.flags.extend(done.get("flags", []))
-        prof = _last(res.messages, "profile")
-        if opts.guards and not prof and any(timed) and not any(f.startswith("profile_failed") for f in v.flags):
-            v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
-        if prof and opts.policy.on("library_passthrough"):
-            cand_prof = prof["profile"]
-            v.n_kernels, v.custom_kernel_share = cand_prof.get("n_kernels"), cand_prof.get("custom_kernel_share")
-            ref_ops = _reference_ops(*reference(), device)
-            same = profiling.passthrough(ref_ops, cand_prof.get("ops", {}))
-            share = v.custom_kernel_share
-            if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
-                v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
-            if same:
-                v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
-            lap("reference_profile")
-
-        # correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)
-        cmp_dev = device if device.startswith("cuda") else None
-        worst = 0.0
-        for i, case in enumerate(cases):
-            if timed[i]:
-                continue
-            path = wd / "out" / f"case_{i}.pt"
-            try:
-                got = _load_out(path)
-            except Exception as e:  # noqa: BLE001 - a missing or forged file is a crash, never a pass
-                return _fail(v, "crash", f"no readable result for case {i}: {type(e).__name__}: {e}", res.log)
-            failure, message, err = _check_case(case, got, tol, problem.task == "backward", cmp_dev)
-            worst = max(worst, err or 0.0)
-            if failure:
-                v.max_abs_err = err
-                return _fail(v, failure, message, res.log)
-        v.max_abs_err = worst
+        if _run_failed(v, res, prep, opts):
+            return v
+        _check_profile(v, res, prep, candidate, opts)
+        lap("reference_profile")
+        if not _check_outputs(v, res, prep, wd):
+            return v
         lap("compare")
-        checked = [c for c, t in zip(cases, timed) if not t]
-        v.seeds_checked = sum(1 for c in checked if c.config == checked[0].config)
-        v.variants_checked = len({c.config for c in checked}) - 1
-        v.correct = True
-
-        # timing: re-check sampled timed outputs (phase detection, memoisation: THREATS #8, #9)
-        timing_msg = _last(res.messages, "timing")
-        if opts.timing and timing_msg:
-            try:
-                tdata = _load_out(wd / "out" / "timing.pt")
-            except Exception as e:  # noqa: BLE001
-                return _fail(v, "crash", f"no readable timing record: {e}", res.log)
-            for idx, outs in (tdata.get("samples") or {}).items():
-                m, _ = compare_outputs(cases[int(idx)].expected, outs, tol, what="timed output", device=cmp_dev)
-                if m:
-                    return _fail(v, "output_mismatch", f"output during timing differs from the reference: {m.message}", res.log)
-            for idx, after in (tdata.get("inputs_after") or {}).items():
-                changed = unchanged(cases[int(idx)].inputs, after, cmp_dev)
-                if changed:
-                    return _fail(v, "input_mutated", f"during timing: {changed}", res.log)
-            if opts.guards and not tdata.get("samples"):
-                v.flags.append("timing_unchecked: no timed output could be sampled for re-checking")
-            stats = timing_msg["timing"]
-            v.runtime_ms = stats["median_ms"]
-            v.runtime_stats = stats
+        if opts.timing and _last(res.messages, "timing"):
+            if not _check_timed_outputs(v, res, prep, wd, opts):
+                return v
             lap("recheck")
-            base_t = _time_reference(reference()[0], problem, cases, timed, device, opts)
-            v.baseline_ms = base_t.median_ms
-            v.baseline_stats = base_t.as_dict()
-            v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
-            v.baseline_compile_ms = baselines_store.lookup_compile_ms(problem, device, opts)
-            if v.baseline_compile_ms is None and opts.compile_baseline:
-                try:
-                    v.baseline_compile_ms = _time_reference(reference()[0], problem, cases, timed, device, opts, compile_model=True).median_ms
-                except Exception as e:  # noqa: BLE001 - compile may fail on some problems
-                    v.notes.append(f"torch.compile baseline failed: {type(e).__name__}: {str(e)[:200]}")
-            if v.baseline_compile_ms and v.runtime_ms:
-                v.speedup_compile = v.baseline_compile_ms / v.runtime_ms
+            _baselines(v, prep, opts)
             lap("baseline")
         if opts.guards:
-            v.flags.extend(guards.runtime_flags(v, problem, opts.policy))
+            v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
         else:
             v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
         return v
     finally:
         if own_dir and not opts.keep_workdir:
             shutil.rmtree(wd, ignore_errors=True)
+
+
+def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, opts: JudgeOptions) -> bool:
+    """Fills the verdict and returns True when the worker did not finish every case."""
+    fail = _last(res.messages, "failure")
+    done = _last(res.messages, "done")
+    harness = _last(res.messages, "harness_error")
+    if harness and not fail:
+        raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
+    drawn = _last(res.messages, "inputs")
+    if drawn is not None:
+        # drawn before the candidate was imported: the worker's inputs and reference state must be
+        # the judge's, or nothing it returns could be compared
+        for i, (case, got) in enumerate(zip(prep.cases, drawn.get("cases") or [])):
+            mine = _plain_json({"inputs": [t["sums"] if is_fingerprint(t) else None for t in case.inputs], "state": case.state_sums})
+            if not isinstance(got, dict) or _plain_json({"inputs": got.get("inputs"), "state": got.get("state")}) != mine:
+                raise JudgeError(f"the worker drew other inputs or reference state than the judge for case {i} ({case.config}): "
+                                 f"{prep.problem.key}'s get_inputs/get_init_inputs are not reproducible on {prep.device}")
+    if fail:
+        if fail["failure"] == "compile_error":
+            v.compiled = False
+        v.flags.extend(fail.get("flags", []))  # what the candidate left behind, when the worker could still tell
+        _fail(v, fail["failure"], fail.get("message", ""), res.log)
+        return True
+    if res.timed_out or not done or res.returncode != 0:
+        _died(v, res, "run", opts.run_timeout_s)
+        return True
+    if drawn is None:
+        _fail(v, "crash", "the worker reported no fingerprints of the inputs it drew", res.log)
+        return True
+    finished = {m.get("case") for m in res.messages if isinstance(m, dict) and m.get("event") == "case_done"}
+    missing = [i for i, t in enumerate(prep.timed) if not t and i not in finished]
+    if missing:
+        _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
+        return True
+    v.flags.extend(done.get("flags", []))
+    return False
+
+
+def _plain_json(obj):
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
+    """What the candidate's forward ran, against what the reference's runs (THREATS #1-#3)."""
+    prof = _last(res.messages, "profile")
+    if opts.guards and not prof and any(prep.timed) and not any(f.startswith("profile_failed") for f in v.flags):
+        v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
+    if not (prof and opts.policy.on("library_passthrough")):
+        return
+    cand = prof["profile"]
+    v.n_kernels, v.custom_kernel_share = cand.get("n_kernels"), cand.get("custom_kernel_share")
+    same = profiling.passthrough(prep.reference_ops(), cand.get("ops", {}))
+    share = v.custom_kernel_share
+    if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
+        v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
+    if same:
+        v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
+
+
+def _read(path: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
+        return tensorfile.read(str(path))
+
+
+def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
+    """Correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)."""
+    cmp_dev = prep.device if prep.device.startswith("cuda") else None
+    worst = 0.0
+    for i, case in enumerate(prep.cases):
+        if prep.timed[i]:
+            continue
+        try:
+            got = _read(wd / "out" / f"case_{i}.kbt")
+        except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
+            _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
+            return False
+        if not isinstance(got, dict):
+            _fail(v, "crash", f"the result for case {i} is not a record", res.log)
+            return False
+        failure, message, err = _check_case(case, got, prep.tolerance, prep.problem.task == "backward", cmp_dev)
+        del got
+        worst = max(worst, err or 0.0)
+        if failure:
+            v.max_abs_err = err
+            _fail(v, failure, message, res.log)
+            return False
+    v.max_abs_err = worst
+    checked = [c for c, t in zip(prep.cases, prep.timed) if not t]
+    v.seeds_checked = sum(1 for c in checked if c.config == checked[0].config)
+    v.variants_checked = len({c.config for c in checked}) - 1
+    v.correct = True
+    return True
+
+
+def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+    """Re-checks the sampled timed outputs (phase detection, memoisation: THREATS #8, #9)."""
+    cmp_dev = prep.device if prep.device.startswith("cuda") else None
+    try:
+        tdata = _read(wd / "out" / "timing.kbt")
+    except (tensorfile.TensorFileError, OSError) as e:
+        _fail(v, "crash", f"no readable timing record: {e}", res.log)
+        return False
+    samples = tdata.get("samples") if isinstance(tdata, dict) else None
+    for idx, outs in (samples or {}).items():
+        m, _ = compare_outputs(prep.cases[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
+        if m:
+            _fail(v, "output_mismatch", f"output during timing differs from the reference: {m.message}", res.log)
+            return False
+    for idx, after in ((tdata.get("inputs_after") if isinstance(tdata, dict) else None) or {}).items():
+        changed = unchanged(prep.cases[int(idx)].inputs, after, cmp_dev)
+        if changed:
+            _fail(v, "input_mutated", f"during timing: {changed}", res.log)
+            return False
+    if opts.guards and not samples:
+        v.flags.append("timing_unchecked: no timed output could be sampled for re-checking")
+    stats = _last(res.messages, "timing")["timing"]
+    v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
+    return True
+
+
+def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
+    """Eager (measured once per prepared problem) and torch.compile baselines, and the speedups."""
+    base = prep.baseline(opts)
+    v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
+    v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
+    v.baseline_compile_ms = prep.compile_baseline_ms(opts)
+    if v.baseline_compile_ms and v.runtime_ms:
+        v.speedup_compile = v.baseline_compile_ms / v.runtime_ms
 
 
 @dataclass

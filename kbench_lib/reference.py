@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import torch
 
 from .problems import Config, Problem, instantiate
-from .tensors import cast_floating, clone_tensors, dtype_of, require_grad, to_device
+from .compare import fingerprint
+from .tensors import cast_floating, dtype_of, require_grad, to_device
 
 
 @dataclass
@@ -22,12 +23,13 @@ class Case:
     init_seed: int  # seeds the model's construction (both Model and ModelNew)
     input_seed: int  # seeds get_inputs()
     init_inputs: list
-    state_dict: dict  # reference parameters and buffers, on the CPU
-    inputs: list  # on the CPU, already in the run's precision
-    grad_output: list | None = None  # backward tasks: fixed upstream gradients
-    expected: list = field(default_factory=list)  # reference outputs, on the CPU
+    state_dict: dict  # unused since the worker builds the reference state itself (kept for callers)
+    inputs: list  # fingerprints of the inputs (compare.fingerprint); non-tensor inputs as they are
+    grad_output: list | None = None  # backward tasks: (shape, dtype) of each upstream gradient (upstream_grads)
+    expected: list = field(default_factory=list)  # reference outputs (on the device or the CPU)
     expected_input_grads: list = field(default_factory=list)
     expected_param_grads: dict = field(default_factory=dict)
+    state_sums: dict = field(default_factory=dict)  # state_fingerprint of the reference model
 
 
 def set_flags() -> None:
@@ -38,59 +40,102 @@ def set_flags() -> None:
     torch.set_float32_matmul_precision("highest")
 
 
+def _seeded_inputs(ns: dict, input_seed: int, device: str) -> list:
+    """``get_inputs()`` under ``input_seed``, with tensor factories creating on ``device``: on a GPU
+    the inputs are drawn there (milliseconds, where drawing gigabytes on the CPU took seconds).
+    The judge and the candidate's worker call this alike and compare fingerprints of the result."""
+    torch.manual_seed(input_seed)
+    if device == "cpu":
+        return list(ns["get_inputs"]())
+    with torch.device(device):
+        return to_device(list(ns["get_inputs"]()), device)
+
+
 def build_reference(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32"):
-    """(model, init_inputs, inputs) for one configuration, seeded like KernelBench does."""
+    """(model, init_inputs, inputs) for one configuration: the model is built on the CPU after
+    ``init_seed`` (as the candidate's ModelNew is, so one that creates its parameters in the same
+    order gets the same values) and moved to ``device``; the inputs are drawn on ``device``."""
     ns = instantiate(problem, config.overrides)
     dtype = dtype_of(precision)
     torch.manual_seed(init_seed)
     init_inputs = list(ns["get_init_inputs"]())
     torch.manual_seed(init_seed)
     model = ns["Model"](*init_inputs)
-    torch.manual_seed(input_seed)
-    inputs = list(ns["get_inputs"]())
     model = model.to(device=device, dtype=dtype) if dtype != torch.float32 else model.to(device)
-    inputs = cast_floating(inputs, dtype)
+    inputs = cast_floating(_seeded_inputs(ns, input_seed, device), dtype)
     return model, init_inputs, inputs
 
 
-def make_inputs(problem: Problem, config: Config, input_seed: int, precision: str = "fp32") -> list:
-    """The problem's inputs for one configuration and seed, on the CPU, in the run's precision."""
+def make_inputs(problem: Problem, config: Config, input_seed: int, precision: str = "fp32", device: str = "cpu") -> list:
+    """The problem's inputs for one configuration and seed, on ``device``, in the run's precision."""
     ns = instantiate(problem, config.overrides)
-    torch.manual_seed(input_seed)
-    return cast_floating(list(ns["get_inputs"]()), dtype_of(precision))
+    return cast_floating(_seeded_inputs(ns, input_seed, device), dtype_of(precision))
 
 
-def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32") -> Case:
+def reference_state(problem: Problem, config: Config, init_seed: int, precision: str = "fp32") -> tuple[list, dict]:
+    """(init_inputs, state_dict on the CPU) of the reference model built after ``init_seed``: what
+    the candidate's ModelNew is given and loaded with."""
+    ns = instantiate(problem, config.overrides)
+    dtype = dtype_of(precision)
+    torch.manual_seed(init_seed)
+    init_inputs = list(ns["get_init_inputs"]())
+    torch.manual_seed(init_seed)
+    model = ns["Model"](*init_inputs)
+    if dtype != torch.float32:
+        model = model.to(dtype=dtype)
+    return init_inputs, {k: v.detach() for k, v in model.state_dict().items()}
+
+
+def upstream_grads(outputs: list, seed: int, device: str) -> list:
+    """The fixed random upstream gradients of a backward task, one per output (same shape and
+    dtype), drawn on ``device`` from their own generator: judge and worker draw the same ones."""
+    gen = torch.Generator(device=device).manual_seed(seed + 7)
+    return [torch.randn(tuple(shape), generator=gen, dtype=torch.float32, device=device).to(_dtype(dt)) for shape, dt in outputs]
+
+
+def _dtype(name) -> torch.dtype:
+    return name if isinstance(name, torch.dtype) else getattr(torch, str(name).replace("torch.", ""))
+
+
+def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32",
+              keep_on_device: bool = False) -> Case:
+    """Runs the reference on one configuration and seed. Expected outputs (and gradients) stay on
+    ``device`` with ``keep_on_device``, else they are copied to the CPU; the inputs are not kept
+    (their fingerprints are: the candidate's worker draws the same inputs itself)."""
     set_flags()
     model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)
+    keep = (lambda t: t.detach().clone()) if keep_on_device else (lambda t: t.detach().cpu().clone())
     case = Case(
         config=config.name,
         init_seed=init_seed,
         input_seed=input_seed,
         init_inputs=init_inputs,
-        state_dict={k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-        inputs=clone_tensors(inputs),
+        state_dict={},
+        inputs=[fingerprint(t) if isinstance(t, torch.Tensor) else t for t in inputs],
     )
-    dev_inputs = to_device(inputs, device)
+    dev_inputs = inputs
     backward = problem.task == "backward"
     if backward:
         require_grad(dev_inputs)
         out = model(*dev_inputs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        gen = torch.Generator().manual_seed(input_seed + 7)
-        grads = [torch.randn(o.shape, generator=gen, dtype=torch.float32).to(o.dtype) for o in outs]
-        torch.autograd.backward(outs, [g.to(device) for g in grads])
-        case.grad_output = grads
+        grads = upstream_grads([(o.shape, o.dtype) for o in outs], input_seed, device)
+        torch.autograd.backward(outs, grads)
+        case.grad_output = [(tuple(o.shape), str(o.dtype)) for o in outs]
         case.expected_input_grads = [
-            (t.grad.detach().cpu() if t.grad is not None else None) if isinstance(t, torch.Tensor) and t.is_floating_point() else None
+            (keep(t.grad) if t.grad is not None else None) if isinstance(t, torch.Tensor) and t.is_floating_point() else None
             for t in dev_inputs
         ]
-        case.expected_param_grads = {
-            n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None
-        }
+        case.expected_param_grads = {n: keep(p.grad) for n, p in model.named_parameters() if p.grad is not None}
     else:
         with torch.no_grad():
             out = model(*dev_inputs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    case.expected = [o.detach().cpu().clone() if isinstance(o, torch.Tensor) else o for o in outs]
+    case.expected = [keep(o) if isinstance(o, torch.Tensor) else o for o in outs]
+    case.state_sums = state_fingerprint(model.state_dict())
     return case
+
+
+def state_fingerprint(state: dict) -> dict:
+    """Fingerprints of a state_dict's tensors, by name (the worker proves it loads the same state)."""
+    return {k: fingerprint(v)["sums"] for k, v in state.items() if isinstance(v, torch.Tensor)}

@@ -108,14 +108,17 @@ def isolation_prefix(cuda: bool = False) -> tuple[str, ...]:
     import tempfile
 
     rw = tempfile.mkdtemp(prefix="kbench-probe-")
-    for flags in PREFIXES:
-        try:
-            r = subprocess.run(wrap((exe, *flags), probe), capture_output=True, timeout=120, env={**os.environ, "KBENCH_RW": rw})
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if r.returncode == 0 and (not cuda or b"ok" in r.stdout):
-            return (exe, *flags)
-    return ()
+    try:
+        for flags in PREFIXES:
+            try:
+                r = subprocess.run(wrap((exe, *flags), probe), capture_output=True, timeout=120, env={**os.environ, "KBENCH_RW": rw})
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if r.returncode == 0 and (not cuda or b"ok" in r.stdout):
+                return (exe, *flags)
+        return ()
+    finally:
+        shutil.rmtree(rw, ignore_errors=True)
 
 
 def netns_prefix() -> tuple[str, ...]:
@@ -219,7 +222,9 @@ def run_isolated(
 ) -> ProcessResult:
     """Run ``python -m <args...>`` in ``workdir`` under the limits above.
 
-    The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``."""
+    The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
+    worker (``-m kbench_lib.worker``) is forked from a warm server (:mod:`kbench_lib.forkserver`)
+    unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -233,6 +238,10 @@ def run_isolated(
         os.makedirs(d, exist_ok=True)
         rw.append(os.path.realpath(d))
     env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
+    if args[:2] == ["-m", "kbench_lib.worker"] and os.environ.get("KBENCH_FORKSERVER", "1") != "0":
+        server = _server(cuda)
+        if server is not None:
+            return _run_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd)
     prefix = isolation_prefix(cuda) if isolate_network else ()
     cmd = wrap(prefix, [sys.executable, *args])
     started = time.monotonic()
@@ -276,4 +285,92 @@ def run_isolated(
         messages=messages,
         network_isolated=bool(prefix),
         pid_isolated="--pid" in prefix,
+    )
+
+
+_SERVERS: dict = {}
+_SERVERS_LOCK = threading.Lock()
+
+
+def _server(cuda: bool):
+    """This thread's warm fork server for ``cuda`` (started on first use), or None where one cannot
+    run (then workers start as fresh interpreters)."""
+    from .forkserver import ForkServer
+
+    key = (cuda, threading.get_ident())
+    with _SERVERS_LOCK:
+        server = _SERVERS.get(key)
+        if server is not None and server.alive():
+            return server
+        if sys.platform != "linux":
+            return None
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # what the server imports may read these at import: the values every worker gets (build.build_env)
+        env = scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": _triton_cache()})
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        if not cuda:
+            env["CUDA_VISIBLE_DEVICES"] = ""
+            env["TRITON_INTERPRET"] = "1"
+        try:
+            server = ForkServer(cuda, env)
+        except (OSError, RuntimeError):
+            _SERVERS[key] = None
+            return None
+        _SERVERS[key] = server
+        return server
+
+
+def _triton_cache() -> str:
+    from .build import cache_root
+
+    return str(cache_root() / "triton")
+
+
+def close_servers() -> None:
+    with _SERVERS_LOCK:
+        for server in _SERVERS.values():
+            if server is not None:
+                server.close()
+        _SERVERS.clear()
+
+
+def _run_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd) -> ProcessResult:
+    """run_isolated through the fork server: same limits, same result."""
+    from .forkserver import CLONE_NEWNET, CLONE_NEWPID
+
+    log_r, log_w = os.pipe()
+    started = time.monotonic()
+    log = BoundedLog()
+    messages: list = []
+    with server.lock:
+        try:
+            rid, pid = server.spawn(list(args), workdir, {k: v for k, v in env.items() if k != "KBENCH_MSG_FD"}, rw, isolate,
+                                    max_file_bytes, log_w, write_fd)
+        finally:
+            os.close(log_w)
+            os.close(write_fd)
+        pump = threading.Thread(target=_pump, args=(os.fdopen(log_r, "rb"), log), daemon=True)
+        reader = threading.Thread(target=_read_messages, args=(read_fd, messages), daemon=True)
+        pump.start()
+        reader.start()
+        code = server.wait(rid, timeout_s)
+        timed_out = code is None
+        # kill the whole session: the worker and anything it started
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if timed_out:
+            code = server.wait(rid, 60)
+    pump.join(timeout=5)
+    reader.join(timeout=5)
+    isolation = server.isolation if isolate else 0
+    return ProcessResult(
+        returncode=code,
+        timed_out=timed_out,
+        wall_s=time.monotonic() - started,
+        log=log.text(),
+        messages=messages,
+        network_isolated=bool(isolation & CLONE_NEWNET),
+        pid_isolated=bool(isolation & CLONE_NEWPID),
     )

@@ -23,9 +23,10 @@ import traceback
 
 import torch
 
-from . import compare, profiling, timing  # bound before any candidate code runs
+from . import compare, profiling, tensorfile, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
-from .reference import set_flags
+from .problems import Config, load_problem
+from .reference import make_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
 from .tensors import as_output_list, dtype_of, require_grad, to_device
 
 _Tensor = torch.Tensor
@@ -35,8 +36,7 @@ _clone = torch.Tensor.clone
 _OOM = torch.OutOfMemoryError
 _mem_get_info = torch.cuda.mem_get_info
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
-_save = torch.save
-_load = torch.load
+_write_tensors = tensorfile.write
 _exit = os._exit
 _write = os.write
 _dumps = json.dumps
@@ -198,15 +198,16 @@ def _harness_objects() -> dict:
     import kbench_lib.worker as worker_module  # the same code when this runs as __main__
 
     objs = {}
-    for mod in {sys.modules[__name__], worker_module, timing, profiling, compare}:
+    for mod in {sys.modules[__name__], worker_module, timing, profiling, compare, tensorfile}:
         for name, obj in vars(mod).items():
             if callable(obj) or name.startswith("_"):
                 objs[f"{mod.__name__}.{name}"] = obj
     objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
     for owner, names in (
         (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__",
-                        "view", "contiguous", "reshape", "sum", "element_size", "__mul__", "__and__", "__iadd__", "__getitem__")),
-        (torch, ("save", "load", "equal", "allclose", "isfinite", "manual_seed", "zeros", "arange", "view_as_real")),
+                        "view", "contiguous", "reshape", "sum", "element_size", "__mul__", "__and__", "__iadd__", "__getitem__",
+                        "numel", "is_complex")),
+        (torch, ("frombuffer", "equal", "allclose", "isfinite", "manual_seed", "zeros", "arange", "view_as_real")),
         (torch.cuda, ("synchronize", "Event", "mem_get_info")),
         (os, ("write", "urandom", "listdir", "_exit")),
         (json, ("dumps",)),
@@ -265,12 +266,7 @@ def run(mode: str, jobdir: str) -> int:
         device = torch.device("cuda", torch.cuda.current_device())
     backward = job["task"] == "backward"
     dtype = dtype_of(job["precision"])
-    # every input is read now and its file removed: the candidate cannot read the seeds' data from
-    # disk and precompute answers (THREATS #7)
-    loaded = [_load(os.path.join(jobdir, m["file"]), weights_only=True) for m in job["cases"]]
     if mode == "run":
-        for m in job["cases"]:
-            os.unlink(os.path.join(jobdir, m["file"]))
         os.unlink(os.path.join(jobdir, "job.json"))
     set_flags()
     if device.type == "cuda":
@@ -281,6 +277,11 @@ def run(mode: str, jobdir: str) -> int:
         # CPU: memory torch.empty hands out is filled with NaN, as the allocator poison does on CUDA
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
+    # every input set is drawn now, before the candidate exists (it cannot steer or observe the
+    # drawing), by the judge's own code and seeds; the fingerprints prove both hold the same data
+    loaded = _draw_cases(job, device) if mode == "run" else []
+    if mode == "run":
+        chan.send(event="inputs", cases=[{"inputs": c["fingerprints"], "state": c["state_sums"]} for c in loaded])
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
@@ -370,9 +371,9 @@ def run(mode: str, jobdir: str) -> int:
                 chan.send(event="failure", failure="output_mismatch", message=err, case=i)
                 return 0
             flags.extend(f for f in out_flags if f not in flags)
-            record = {"outputs": _to_cpu(outs), "inputs_after": _inputs_after(inputs)}
+            record = {"outputs": [_detach(o) for o in outs], "inputs_after": _inputs_after(inputs)}
             if backward:
-                grads = [g.to(device) for g in case["grad_output"]]
+                grads = case["grad_output"]
                 if len(grads) != len(outs) or any(o.shape != g.shape for o, g in zip(outs, grads)):
                     chan.send(event="failure", failure="shape_mismatch", message="output shapes differ from the reference's", case=i)
                     return 0
@@ -380,11 +381,11 @@ def run(mode: str, jobdir: str) -> int:
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)
                 record["input_grads"] = [
-                    (t.grad.detach().cpu() if t.grad is not None else None) if isinstance(t, _Tensor) and t.is_floating_point() else None
+                    (_detach(t.grad) if t.grad is not None else None) if isinstance(t, _Tensor) and t.is_floating_point() else None
                     for t in inputs
                 ]
-                record["param_grads"] = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
-            _save(record, os.path.join(outdir, f"case_{i}.pt"))
+                record["param_grads"] = {n: _detach(p.grad) for n, p in model.named_parameters() if p.grad is not None}
+            _write_tensors(os.path.join(outdir, f"case_{i}.kbt"), record)
             del out, outs, record
         except _LoadError as e:
             chan.send(event="failure", failure="load_error", message=str(e), case=i)
@@ -470,8 +471,8 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
                     t.sum()
         torch.cuda.synchronize(device)
     warmup_sets = [to_device(all_cases[i]["inputs"], device) for i in warm] or None
-    grads = [[g.to(device) for g in c["grad_output"]] for c in loaded] if backward else None
-    warm_grads = [[g.to(device) for g in all_cases[i]["grad_output"]] for i in warm] if backward and warm else None
+    grads = [c["grad_output"] for c in loaded] if backward else None
+    warm_grads = [all_cases[i]["grad_output"] for i in warm] if backward and warm else None
     samples: dict[int, object] = {}
 
     if backward:
@@ -530,9 +531,9 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         after_call=keep if job.get("guards", True) else None,
         warmup_sets=warmup_sets,
     )
-    _save(
-        {"samples": {timed[j]: _to_cpu(v) for j, v in samples.items()}, "inputs_after": {timed[j]: _inputs_after(s) for j, s in enumerate(input_sets)}},
-        os.path.join(outdir, "timing.pt"),
+    _write_tensors(
+        os.path.join(outdir, "timing.kbt"),
+        {"samples": {str(timed[j]): v for j, v in samples.items()}, "inputs_after": {str(timed[j]): _inputs_after(s) for j, s in enumerate(input_sets)}},
     )
     chan.send(event="timing", timing=result.as_dict())
     held.clear()
@@ -551,6 +552,30 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
     if (device.type == "cuda" and result.first_round_ms and result.median_ms < MEMO_RATIO * result.first_round_ms
             and result.first_round_ms - result.median_ms > MEMO_MIN_MS):
         out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms, repeats {result.median_ms:.4g} ms")
+    return out
+
+
+def _draw_cases(job: dict, device: torch.device) -> list[dict]:
+    """Every case's inputs (on the device), init inputs and reference state (one per configuration
+    and init seed), drawn with the judge's own functions, with their fingerprints."""
+    problem = load_problem(job["problem_path"], job.get("problem_level"))
+    precision, dev = job["precision"], str(device)
+    states: dict = {}
+    out = []
+    for m in job["cases"]:
+        cfg = Config(m["config"], m.get("overrides") or {})
+        key = (m["config"], m["init_seed"])
+        if key not in states:
+            init_inputs, state = reference_state(problem, cfg, m["init_seed"], precision)
+            states[key] = (init_inputs, state, state_fingerprint(state))
+        init_inputs, state, sums = states[key]
+        inputs = make_inputs(problem, cfg, m["input_seed"], precision, dev)
+        grads = upstream_grads(m["grad_output"], m["input_seed"], dev) if m.get("grad_output") else None
+        out.append({
+            "config": m["config"], "init_seed": m["init_seed"], "init_inputs": init_inputs, "state_dict": state,
+            "inputs": inputs, "grad_output": grads, "state_sums": sums,
+            "fingerprints": [_fingerprint(t)["sums"] if isinstance(t, _Tensor) else None for t in inputs],
+        })
     return out
 
 

@@ -1,0 +1,356 @@
+"""A warm start for candidate processes: a server with torch and the worker imported (CUDA never
+initialised) that forks a fresh, isolated child per candidate.
+
+Starting ``python -m kbench_lib.worker`` costs an interpreter and a torch import per candidate
+(1-3 s); a fork of this server costs milliseconds. Each child is as fresh as a new process for
+everything that matters: its own address space (copy-on-write: nothing it changes reaches the
+server or the next child), its own CUDA context (created after the fork; the server never touches
+CUDA), its own session, environment, working directory, resource limits and, where the kernel
+allows, its own mount, network and PID namespaces, set up here with the system calls that
+``unshare`` and ``mount`` make (see :mod:`kbench_lib.sandbox` for what each one isolates).
+
+WARNING: the children run untrusted candidate code. The server itself runs only kbench code and
+holds nothing secret: it is started with the sandbox's scrubbed environment, never sees a problem's
+data, and never runs candidate code. A request names what to run and passes the child's output
+and message pipes as file descriptors over a Unix socket.
+
+Process tree with a PID namespace: server -> C1 (new session, unshares) -> C2 (PID 1 of the new
+namespace: mounts a fresh /proc, waits) -> C3 (the worker). C1 and C2 exit with C3's status (128 + N
+for a signal, as a shell would), so killing C1's process group, or C2, ends every process of the
+candidate. Without a PID namespace C1 is the worker.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+_OPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
+# strongest first, as sandbox.PREFIXES
+ISOLATIONS = (
+    CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID,
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID,
+    CLONE_NEWNET,
+    CLONE_NEWUSER | CLONE_NEWNET,
+)
+MAX_MSG = 1 << 20
+# imported by the server before any fork (none of them initialises CUDA or starts a thread): the
+# profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
+WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
+                "torch.utils.cpp_extension", "sympy")
+
+
+# ----------------------------------------------------------------------------------------------
+# the server's side
+
+
+def _libc():
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    libc.unshare.argtypes = [ctypes.c_int]
+    return libc
+
+
+def _write_file(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _unshare(libc, flags: int) -> None:
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare: {os.strerror(err)}")
+    if flags & CLONE_NEWUSER:
+        _write_file("/proc/self/setgroups", "deny")
+        _write_file("/proc/self/uid_map", f"0 {uid} 1")
+        _write_file("/proc/self/gid_map", f"0 {gid} 1")
+
+
+def _mount_points() -> list[tuple[str, set]]:
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            point = fields[4].encode().decode("unicode_escape")
+            out.append((point, set(fields[5].split(","))))
+    return out
+
+
+def _readonly_except(libc, rw: list[str]) -> bool:
+    """Every mount read-only except ``rw`` (bound onto themselves) and /dev, /proc, /sys."""
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    ok = True
+    for d in rw:
+        ok &= libc.mount(d.encode(), d.encode(), None, MS_BIND | MS_REC, None) == 0
+    if not ok:
+        return False
+    for point, opts in sorted(dict(_mount_points()).items()):
+        if point in rw or point in ("/proc", "/dev", "/sys") or point.startswith(("/proc/", "/dev/", "/sys/")):
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for name, bit in _OPT_FLAGS.items():
+            if name in opts:
+                flags |= bit
+        ok &= libc.mount(None, point.encode(), None, flags, None) == 0
+    return ok
+
+
+def _status_code(status: int) -> int:
+    """A waitpid status as a shell reports it: the exit code, or 128 + N for signal N."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+def _wait_and_exit(pid: int) -> None:
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+    os._exit(_status_code(status))
+
+
+def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int) -> None:
+    """C1: runs in the forked child, never returns."""
+    try:
+        sock.close()
+        os.setsid()
+        from .sandbox import _limit_resources
+
+        _limit_resources(int(req.get("max_file_bytes", 16 << 30)))
+        libc = _libc()
+        fs_readonly = False
+        flags = isolation if req.get("isolate") else 0
+        if flags:
+            _unshare(libc, flags)
+            if flags & CLONE_NEWNS:
+                fs_readonly = _readonly_except(libc, [os.path.realpath(d) for d in req.get("rw", [])])
+            if flags & CLONE_NEWPID:
+                pid = os.fork()
+                if pid:
+                    _wait_and_exit(pid)
+                # C2: PID 1 of the new namespace
+                if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+                    os._exit(70)
+                pid = os.fork()
+                if pid:
+                    signal.signal(signal.SIGTERM, lambda *a: os._exit(143))
+                    _wait_and_exit(pid)
+        _exec_worker(req, fds, fs_readonly)
+    except BaseException as e:  # noqa: BLE001 - the child must never return into the server's loop
+        try:
+            os.write(fds[0], f"kbench forkserver: could not start the worker: {type(e).__name__}: {e}\n".encode())
+        finally:
+            os._exit(71)
+
+
+def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
+    """C3 (or C1): becomes the worker in this process, as ``python -m kbench_lib.worker ARGS`` would."""
+    log_fd, msg_fd = fds
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(devnull)
+    os.close(log_fd)
+    os.chdir(req["workdir"])
+    env = dict(req["env"])
+    env["KBENCH_MSG_FD"] = str(msg_fd)
+    env["KBENCH_FS_READONLY"] = "1" if fs_readonly else "0"
+    os.environ.clear()
+    os.environ.update(env)
+    import tempfile
+
+    tempfile.tempdir = None  # TMPDIR is the job's own
+    sys.argv = ["kbench_lib.worker", *req["args"]]
+    from . import worker
+
+    worker.main(list(req["args"]))  # exits the process
+    os._exit(1)
+
+
+def _probe(isolation: int, cuda: bool) -> bool:
+    """Whether a child isolated with ``isolation`` starts (and, with ``cuda``, creates a CUDA context)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            libc = _libc()
+            _unshare(libc, isolation)
+            if isolation & CLONE_NEWNS and not _readonly_except(libc, ["/dev/shm"] if os.path.isdir("/dev/shm") else []):
+                os._exit(3)
+            if isolation & CLONE_NEWPID:
+                inner = os.fork()
+                if inner:
+                    _wait_and_exit(inner)
+                if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+                    os._exit(4)
+            if cuda:
+                import torch
+
+                torch.zeros(1, device="cuda")
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(5)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def serve(sock: socket.socket, cuda: bool) -> None:
+    """The server's loop: requests in, one forked child each, its exit status back."""
+    import importlib
+
+    import torch  # noqa: F401 - imported once here, inherited by every child
+
+    from . import worker  # noqa: F401
+
+    for name in WARM_IMPORTS:  # what the profiler, torch.compile and load_inline import on first use
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - an optional part missing only costs its import later
+            pass
+
+    isolation = next((f for f in ISOLATIONS if _probe(f, cuda)), 0)
+    _send(sock, {"event": "hello", "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID)})
+    children: dict[int, str] = {}
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.02 if children else None)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            rid = children.pop(pid, None)
+            if rid is not None:
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                _send(sock, {"event": "exit", "id": rid, "returncode": code})
+        if not ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, 4)
+        if not msg:
+            return
+        req = json.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            _child(req, fds, sock, isolation)
+        for fd in fds:
+            os.close(fd)
+        children[pid] = req["id"]
+        _send(sock, {"event": "started", "id": req["id"], "pid": pid})
+
+
+def _send(sock: socket.socket, msg: dict) -> None:
+    data = json.dumps(msg).encode()
+    sock.sendall(struct.pack("<I", len(data)) + data)
+
+
+# ----------------------------------------------------------------------------------------------
+# the judge's side
+
+
+class ForkServer:
+    """A running fork server and a way to run one isolated worker through it at a time."""
+
+    def __init__(self, cuda: bool, env: dict[str, str]):
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0"],
+            env=env, stdin=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
+        )
+        child.close()
+        self.sock = parent
+        self.cuda = cuda
+        self.lock = threading.Lock()
+        self._buf = b""
+        hello = self._recv(timeout=180)
+        if not hello or hello.get("event") != "hello":
+            self.close()
+            raise RuntimeError("the fork server did not start")
+        self.isolation = int(hello["isolation"])
+        self.pid_isolated = bool(hello["pid_isolated"])
+        self._n = 0
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _recv(self, timeout: float | None) -> dict | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if len(self._buf) >= 4:
+                (n,) = struct.unpack("<I", self._buf[:4])
+                if len(self._buf) >= 4 + n:
+                    data, self._buf = self._buf[4:4 + n], self._buf[4 + n:]
+                    return json.loads(data)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.sock], [], [], left)
+            if not ready:
+                return None
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("the fork server exited")
+            self._buf += chunk
+
+    def spawn(self, args: list[str], workdir: str, env: dict, rw: list[str], isolate: bool, max_file_bytes: int,
+              log_fd: int, msg_fd: int) -> tuple[str, int]:
+        """Starts a worker; returns (request id, C1's pid). The caller keeps its own ends of the pipes."""
+        self._n += 1
+        rid = f"{os.getpid()}-{self._n}"
+        req = {"id": rid, "args": args, "workdir": workdir, "env": env, "rw": rw, "isolate": isolate, "max_file_bytes": max_file_bytes}
+        socket.send_fds(self.sock, [json.dumps(req).encode()], [log_fd, msg_fd])
+        msg = self._recv(timeout=60)
+        if not msg or msg.get("event") != "started" or msg.get("id") != rid:
+            raise RuntimeError(f"the fork server did not start the worker: {msg}")
+        return rid, int(msg["pid"])
+
+    def wait(self, rid: str, timeout: float | None) -> int | None:
+        """C1's return code (negative: killed by that signal), or None when ``timeout`` passed first."""
+        msg = self._recv(timeout)
+        if msg is None:
+            return None
+        if msg.get("event") != "exit" or msg.get("id") != rid:
+            raise RuntimeError(f"unexpected message from the fork server: {msg}")
+        return int(msg["returncode"])
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        finally:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+
+
+def main(argv: list[str]) -> None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(argv[0]))
+    try:
+        serve(sock, argv[1] == "1")
+    except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,210 @@
+"""A problem prepared for judging: the reference side, computed once and shared by every candidate
+of that problem in a batch.
+
+For one (problem, device, precision, size, seed set) it holds the plan of cases (the default
+configuration over ``n_seeds`` input sets, every variant, and ``timing_sets`` input sets only the
+timed calls see), the reference's expected outputs (on the judge's GPU when it has one: the
+comparison runs there, and the judge's host memory stays small), fingerprints of every input set
+and of the reference state (the candidate's worker draws the same inputs and builds the same state
+itself, and proves it), the eager baseline timed once over the same rotation, the reference's
+compute ops, and the roofline bound.
+
+Seeds are drawn fresh for each prepared problem (each batch) unless given; the candidate's worker
+learns them only inside its own sandbox, where it draws its inputs before any candidate code runs.
+Nothing here ever enters a candidate's process (THREATS #4, #15).
+"""
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from . import baselines_store, profiling, roofline
+from .lint import degenerate_reasons
+from .problems import Config, Problem, ProblemError
+from .provenance import device_name
+from .reference import Case, build_reference, make_case, set_flags, upstream_grads
+from .tensors import TOLERANCE, nbytes, require_grad
+from .timing import Timing, time_callable
+
+DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    config: Config
+    init_seed: int
+    input_seed: int
+    timed: bool
+
+
+def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int) -> list[CaseSpec]:
+    """The default configuration with ``n_seeds`` input sets over one model, every variant with
+    ``variant_seeds`` sets, and ``timing_sets`` more default sets that only the timed calls see."""
+    configs = problem.configs(small=small)
+    out = [CaseSpec(configs[0], base, base + 1 + 7919 * k, False) for k in range(n_seeds)]
+    for v, cfg in enumerate(configs[1:], start=1):
+        out += [CaseSpec(cfg, base + 104729 * v, base + 104729 * v + 1 + 7919 * k, False) for k in range(variant_seeds)]
+    out += [CaseSpec(configs[0], base, base + 1 + 7919 * (n_seeds + k), True) for k in range(timing_sets)]
+    return out
+
+
+@dataclass
+class PreparedProblem:
+    problem: Problem
+    device: str
+    precision: str
+    small: bool
+    seed: int
+    specs: list[CaseSpec]
+    cases: list[Case]
+    flags: list[str] = field(default_factory=list)  # about the task itself (degenerate_task)
+    notes: list[str] = field(default_factory=list)
+    sol_ms: float | None = None
+    expected_on_device: bool = False
+    prepare_s: float = 0.0
+    _model: object = None
+    _baseline: Timing | None = None
+    _baseline_error: str | None = None
+    _ref_ops: dict | None = None
+    _compile_ms: dict = field(default_factory=dict)
+
+    @property
+    def timed(self) -> list[bool]:
+        return [s.timed for s in self.specs]
+
+    @property
+    def tolerance(self) -> float:
+        return TOLERANCE[self.precision]
+
+    def job_cases(self) -> list[dict]:
+        """What the candidate's worker is told about each case: how to draw its inputs and build
+        the reference state, never what the outputs should be."""
+        return [
+            {"config": s.config.name, "overrides": s.config.overrides, "init_seed": s.init_seed, "input_seed": s.input_seed,
+             "timed": s.timed, "grad_output": c.grad_output}
+            for s, c in zip(self.specs, self.cases)
+        ]
+
+    def reference_model(self):
+        """The reference model of the timed configuration, built once."""
+        if self._model is None:
+            first = next(s for s in self.specs if s.timed) if any(self.timed) else self.specs[0]
+            self._model = build_reference(self.problem, first.config, first.init_seed, first.input_seed, self.device, self.precision)[0]
+        return self._model
+
+    def _inputs(self, spec: CaseSpec) -> list:
+        return build_reference(self.problem, spec.config, spec.init_seed, spec.input_seed, self.device, self.precision)[2]
+
+    def reference_ops(self) -> dict:
+        """The compute ops of the reference's forward on the first timed input set."""
+        if self._ref_ops is None:
+            spec = next(s for s in self.specs if s.timed)
+            with torch.no_grad():
+                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device)["ops"]
+        return self._ref_ops
+
+    def baseline(self, opts) -> Timing:
+        """The eager baseline over the same rotation the candidate is timed on, measured once."""
+        if self._baseline is None:
+            self._baseline = self._time_reference(opts)
+        return self._baseline
+
+    def compile_baseline_ms(self, opts) -> float | None:
+        """torch.compile's time: the stored baseline for this device, else (``compile_baseline``)
+        measured once here."""
+        if "ms" not in self._compile_ms:
+            ms = baselines_store.lookup_compile_ms(self.problem, self.device, opts)
+            if ms is None and opts.compile_baseline:
+                try:
+                    ms = self._time_reference(opts, compile_model=True).median_ms
+                except Exception as e:  # noqa: BLE001 - compile may fail on some problems
+                    self.notes.append(f"torch.compile baseline failed: {type(e).__name__}: {str(e)[:200]}")
+            self._compile_ms["ms"] = ms
+        return self._compile_ms["ms"]
+
+    def _time_reference(self, opts, compile_model: bool = False) -> Timing:
+        timed = [s for s in self.specs if s.timed]
+        warm = [s for s in self.specs if not s.timed and s.config == self.specs[0].config]
+        sets, warm_sets = [self._inputs(s) for s in timed], [self._inputs(s) for s in warm]
+        model = self.reference_model()
+        if compile_model:
+            model = torch.compile(model)
+        if self.problem.task == "backward":
+            cases = dict(zip(self.specs, self.cases))
+            for group, specs in ((sets, timed), (warm_sets, warm)):
+                for s, spec in zip(group, specs):
+                    require_grad(s)
+                    s.append(upstream_grads(cases[spec].grad_output, spec.input_seed, self.device))
+
+            def call(*args):
+                model.zero_grad(set_to_none=True)
+                out = model(*args[:-1])
+                torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out], args[-1])
+                return out
+        else:
+            def call(*inputs):
+                with torch.no_grad():
+                    return model(*inputs)
+        set_flags()
+        threads = torch.get_num_threads()
+        if self.device == "cpu":
+            torch.set_num_threads(1)  # as the candidate is timed on the CPU
+        try:
+            return time_callable(
+                call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
+                budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None,
+            )
+        finally:
+            torch.set_num_threads(threads)
+
+    def release(self) -> None:
+        """Frees what this problem holds on the device (the next problem's turn)."""
+        self.cases.clear()
+        self._model = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+
+def _fits_on_device(device: str, need: int) -> bool:
+    if not device.startswith("cuda"):
+        return False
+    free, total = torch.cuda.mem_get_info(torch.device(device))
+    return need <= DEVICE_SHARE * total and need < free // 2
+
+
+def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None = None) -> PreparedProblem:
+    """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot)."""
+    started = time.monotonic()
+    base = seed if seed is not None else secrets.randbits(30)
+    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0)
+    on_device = device.startswith("cuda")
+    cases: list[Case] = []
+    try:
+        for s in specs:
+            cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device))
+            if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
+                on_device = False  # too large to keep on the GPU: this and every later case on the CPU
+                for c in cases:
+                    c.expected = [e.cpu() if isinstance(e, torch.Tensor) else e for e in c.expected]
+                    c.expected_input_grads = [g.cpu() if isinstance(g, torch.Tensor) else g for g in c.expected_input_grads]
+                    c.expected_param_grads = {k: g.cpu() for k, g in c.expected_param_grads.items()}
+    except ProblemError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
+        raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
+    p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device)
+    if opts.guards:
+        # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
+        other = next((c for c in cases[1:] if c.config == cases[0].config), None)
+        for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, p.tolerance):
+            p.flags.append(f"degenerate_task: {reason}")
+    if device.startswith("cuda"):
+        try:
+            p.sol_ms = roofline.problem_sol_ms(problem, device_name(device), opts.precision, small)
+        except Exception as e:  # noqa: BLE001 - a problem the FLOP counter cannot trace has no bound
+            p.notes.append(f"no roofline bound: {type(e).__name__}: {str(e)[:200]}")
+    p.prepare_s = time.monotonic() - started
+    return p
