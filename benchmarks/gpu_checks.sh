@@ -3,7 +3,7 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput]
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -28,6 +28,10 @@ fi
 if [[ $what == all || $what == guards ]]; then
   timeout "${GUARDS_TIMEOUT:-300}" python3 benchmarks/guard_cost.py --device cuda --repeat "${GUARDS_REPEAT:-2}" \
     --out "$OUT/guard_cost.json" 2>&1 | tee "$OUT/guard_cost.log" | tail -8
+fi
+if [[ $what == throughput ]]; then
+  timeout "${THROUGHPUT_TIMEOUT:-560}" python3 benchmarks/throughput.py --gpus ${GPUS:-1} --guards ${GUARDS:-on off} \
+    --out-dir "$OUT" --quiet ${THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log" | grep -v '^{' | tail -12
 fi
 if [[ $what == all || $what == solutions ]]; then
   timeout "${SOLUTIONS_TIMEOUT:-560}" python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 \

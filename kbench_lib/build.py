@@ -57,10 +57,27 @@ def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dic
     arch = local_arch(device)
     if arch:
         env["TORCH_CUDA_ARCH_LIST"] = arch
+    if device.startswith("cuda:"):  # the candidate sees its own GPU only, as its "cuda" device
+        env["CUDA_VISIBLE_DEVICES"] = physical_gpu(int(device.split(":", 1)[1]))
     if not device.startswith("cuda"):
         env["TRITON_INTERPRET"] = "1"  # Triton kernels run through its interpreter on the CPU
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
+
+
+def physical_gpu(index: int) -> str:
+    """The CUDA_VISIBLE_DEVICES entry of this process's GPU ``index``."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        entries = [e.strip() for e in visible.split(",") if e.strip()]
+        if index < len(entries):
+            return entries[index]
+    return str(index)
+
+
+def worker_device(device: str) -> str:
+    """The judge's device as the candidate's process names it (it sees only that GPU)."""
+    return "cuda" if device.startswith("cuda") else device
 
 
 def writable_dirs(candidate: Candidate, device: str) -> tuple[str, ...]:

@@ -96,7 +96,7 @@ def cmd_run(a) -> int:
     from .runner import RUNS_ROOT, run_batch
 
     problems = _selected_problems(a, "run")
-    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet, prebuild_jobs=a.build_jobs)
+    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet, prebuild_jobs=a.build_jobs, gpus=a.gpus)
     n_ok = sum(r["trusted"] for r in rows)
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
     if a.json:
@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-root", default=None)
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel before judging (default: one at a time)")
+    p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel while judging goes on (default: one at a time)")
+    p.add_argument("--gpus", default=None, help="all or N: spread the problems over the first N local GPUs (default: the one device)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     _add_judge_args(p)

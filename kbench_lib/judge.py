@@ -132,7 +132,7 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
     (workdir / "candidate.py").write_text(candidate.source)
     poison = max((nbytes(c.expected) for c in prep.cases), default=0) * 2 + (64 << 20) if opts.guards else 0
     job = {
-        "device": prep.device,
+        "device": build.worker_device(prep.device),
         "precision": opts.precision,
         "task": prep.problem.task,
         "problem_path": str(prep.problem.path),
@@ -472,7 +472,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     try:
         (wd / "candidate.py").write_text(candidate.source)
         if not (wd / "job.json").exists():
-            job = {"device": device, "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
+            job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
         res = sandbox.run_isolated(

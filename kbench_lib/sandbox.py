@@ -223,7 +223,7 @@ def run_isolated(
     """Run ``python -m <args...>`` in ``workdir`` under the limits above.
 
     The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
-    worker (``-m kbench_lib.worker``) is forked from a warm server (:mod:`kbench_lib.forkserver`)
+    worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.forkserver`)
     unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
@@ -238,7 +238,7 @@ def run_isolated(
         os.makedirs(d, exist_ok=True)
         rw.append(os.path.realpath(d))
     env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
-    if args[:2] == ["-m", "kbench_lib.worker"] and os.environ.get("KBENCH_FORKSERVER", "1") != "0":
+    if args[:3] == ["-m", "kbench_lib.worker", "run"] and os.environ.get("KBENCH_FORKSERVER", "1") != "0":
         server = _server(cuda)
         if server is not None:
             return _run_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd)

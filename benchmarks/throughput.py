@@ -1,0 +1,207 @@
+"""How many candidates the judge gets through per GPU-hour, on a fixed mixed batch, with every guard
+on or off, on 1 or more GPUs. Not a test: run it on the GPU machine.
+
+    python benchmarks/throughput.py --gpus 1 2 --guards on off --out-dir results/benchmarks
+
+The batch (``batch()``): the hand-written reference solutions of level 1 and level 2, torch.compile
+on those problems (``--compile`` only: a cold Inductor compile per candidate dominates otherwise),
+the CPU and GPU adversarial suites' cheats and legitimate twins on their problems, and the bad
+candidates of tests/fixtures (wrong, crashing, hanging, exiting, flooding) on the fixture problem.
+Everything goes through ``runner.run_batch``, as ``kbench run`` does: one prepared reference per
+problem, builds on the CPU cores while judging goes on, one judging thread per GPU.
+
+Reported per (gpus, guards): candidates per hour, seconds per candidate (median, p90), seconds per
+judge stage (median, p90, from the records' ``judge_stages``), the judge's peak host memory (RSS,
+sampled) and /dev/shm peak, and whether anything was left in /dev/shm or /tmp afterwards. Written
+to ``<out-dir>/<device-slug>/throughput-<date>.json`` as a list of objects.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "adversarial"))
+
+from kbench_lib import runner  # noqa: E402
+from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.models import SOLUTIONS  # noqa: E402
+from kbench_lib.problems import discover, load_problem  # noqa: E402
+from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
+from kbench_lib.records import read_records  # noqa: E402
+
+FIX = REPO / "tests" / "fixtures"
+ADV = REPO / "tests" / "adversarial"
+
+
+def _copy(src: Path, folder: Path, problem_stem: str, tag: str) -> None:
+    """Lays a candidate out as folder:PATH expects: <folder>/<problem stem>__<tag>.py."""
+    shutil.copy(src, folder / f"{problem_stem}__{tag}.py")
+
+
+def batch(folder: Path, device: str, with_compile: bool, keep: list | None = None) -> tuple[list, list]:
+    """(problems, model specs): the candidates laid out under ``folder`` for the folder model."""
+    import test_adversarial_cpu as cpu_suite
+
+    problems = [p for p in discover(REPO / "problems") if p.level in ("level1", "level2")
+                and (SOLUTIONS / p.level / f"{p.path.stem}.py").exists()]
+    cand = folder / "cands"
+    cand.mkdir(parents=True)
+    for p in problems:
+        _copy(SOLUTIONS / p.level / f"{p.path.stem}.py", cand, p.path.stem, "solution")
+    suites = [("", cpu_suite.CHEATS, cpu_suite.LEGIT)]
+    if device.startswith("cuda"):
+        import test_adversarial_gpu as gpu_suite
+
+        suites.append(("gpu", gpu_suite.CHEATS, gpu_suite.LEGIT))
+    adv_problems = set()
+    for sub, cheats, legit in suites:
+        for c in cheats:
+            _copy(ADV / "cheats" / sub / c.file, cand, c.problem, Path(c.file).stem)
+            adv_problems.add(c.problem)
+        for file, problem in legit:
+            _copy(ADV / "legit" / sub / file, cand, problem, "legit_" + Path(file).stem)
+            adv_problems.add(problem)
+    fixture = "1_Scale_Add_ReLU"  # the adversarial suite's copy of the fixture problem (one stem, one problem)
+    for f in sorted((FIX / "bad_candidates").glob("*.py")):
+        if f.stem != "reads_secrets":
+            _copy(f, cand, fixture, "bad_" + f.stem)
+    adv_problems.add(fixture)
+    problems += [load_problem(ADV / "problems" / f"{name}.py") for name in sorted(adv_problems)]
+    if keep:
+        problems = [p for p in problems if any(k in p.key for k in keep)]
+    models = [f"folder:{cand}"] + (["torch-compile"] if with_compile else [])
+    return problems, models
+
+
+class Peaks:
+    """Samples this process's RSS and /dev/shm's use every 50 ms."""
+
+    def __init__(self):
+        self.rss = self.shm = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                with open("/proc/self/status") as f:
+                    rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
+                self.rss = max(self.rss, rss)
+                st = os.statvfs("/dev/shm")
+                self.shm = max(self.shm, (st.f_blocks - st.f_bfree) * st.f_frsize)
+            except (OSError, StopIteration):
+                pass
+            self._stop.wait(0.05)
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+
+
+def _leftovers() -> list[str]:
+    found = []
+    for parent in ("/dev/shm", tempfile.gettempdir()):
+        try:
+            found += [os.path.join(parent, n) for n in os.listdir(parent) if n.startswith("kbench-")]
+        except OSError:
+            pass
+    return found
+
+
+def _q(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+
+
+def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path) -> dict:
+    opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
+                        build_timeout_s=args.run_timeout)
+    before = set(_leftovers())
+    rows = []
+    started = time.monotonic()
+    with Peaks() as peaks:
+        shm_base = peaks.shm
+        for m in models:
+            _, got = runner.run_batch(problems, m, run_id=f"tp-{gpus}-{guards}", runs_root=root, opts=opts, progress=not args.quiet,
+                                      prebuild_jobs=args.build_jobs, gpus=gpus)
+            rows += got
+    wall = time.monotonic() - started
+    df = read_records(root, f"tp-{gpus}-{guards}")
+    per = [float(x) for x in df["judge_s"].dropna()]
+    stages: dict[str, list[float]] = {}
+    for st in df["judge_stages"]:
+        for k, val in (st or []):
+            stages.setdefault(k, []).append(val)
+    failures = df["failure"].fillna("none").value_counts().to_dict()
+    return {
+        "device_name": device_name(device), "gpus": gpus, "guards": guards, "candidates": len(df),
+        "wall_s": round(wall, 1), "candidates_per_hour": round(len(df) / wall * 3600, 1),
+        "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1),
+        "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
+        "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
+        "host_rss_peak_mb": round(peaks.rss / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
+        "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,
+        "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
+        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "build_jobs": args.build_jobs,
+        "date": dt.date.today().isoformat(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--gpus", nargs="+", type=int, default=[1])
+    ap.add_argument("--guards", nargs="+", choices=["on", "off"], default=["on", "off"])
+    ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
+    ap.add_argument("--timing-budget", type=float, default=1.0)
+    ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
+    ap.add_argument("--build-jobs", type=int, default=8)
+    ap.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"))
+    ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these (a smaller batch)")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args()
+    device = resolve_device(a.device)
+    work = Path(tempfile.mkdtemp(prefix="throughput-"))
+    problems, models = batch(work, device, a.compile, a.filter)
+    # builds happen once, before any measured pass: the target is a warm candidate (warm build cache)
+    runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout),
+                     progress=not a.quiet, prebuild_jobs=a.build_jobs)
+    out = []
+    for gpus in a.gpus:
+        for g in a.guards:
+            r = measure(problems, models, gpus, g == "on", device, a, work / "runs")
+            out.append(r)
+            print(json.dumps(r), flush=True)
+    dest = Path(a.out_dir) / device_slug(device)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"throughput-{dt.date.today().isoformat()}.json"
+    old = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps(old + out, indent=1))
+    print(f"{'gpus':>4} {'guards':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
+    for r in out:
+        print(f"{r['gpus']:>4} {str(r['guards']):>6} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
+              f"{r['candidates_per_gpu_hour']:>10} {r['median_s_per_candidate'] or 0:>8.2f} {r['p90_s_per_candidate'] or 0:>6.2f} "
+              f"{r['host_rss_peak_mb']:>7} {r['dev_shm_peak_mb']:>6}")
+    print("written:", path)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
