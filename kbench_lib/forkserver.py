@@ -219,6 +219,9 @@ def serve(sock: socket.socket, cuda: bool) -> None:
     """The server's loop: requests in, one forked child each, its exit status back."""
     import importlib
 
+    # torch.cuda.is_available() (which imports below may call) must not initialise the driver here:
+    # a child forked after that cannot use CUDA
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     import torch  # noqa: F401 - imported once here, inherited by every child
 
     from . import worker  # noqa: F401
@@ -230,7 +233,10 @@ def serve(sock: socket.socket, cuda: bool) -> None:
             pass
 
     isolation = next((f for f in ISOLATIONS if _probe(f, cuda)), 0)
-    _send(sock, {"event": "hello", "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID)})
+    if isolation == 0 and not _probe(0, cuda):  # a forked child cannot even use CUDA: no server
+        _send(sock, {"event": "hello", "ok": False})
+        return
+    _send(sock, {"event": "hello", "ok": True, "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID)})
     children: dict[int, str] = {}
     while True:
         ready, _, _ = select.select([sock], [], [], 0.02 if children else None)
@@ -284,7 +290,7 @@ class ForkServer:
         self.lock = threading.Lock()
         self._buf = b""
         hello = self._recv(timeout=180)
-        if not hello or hello.get("event") != "hello":
+        if not hello or hello.get("event") != "hello" or not hello.get("ok"):
             self.close()
             raise RuntimeError("the fork server did not start")
         self.isolation = int(hello["isolation"])

@@ -149,7 +149,7 @@ def run_batch(
             bar.update(1)
 
     def work(device: str) -> None:
-        if device.startswith("cuda"):
+        if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
         while True:
             with lock:
