@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from . import baselines_store, build, guards, profiling, roofline, sandbox
+from . import baselines_store, build, guards, profiling, roofline, sandbox, variants
 from .candidates import Candidate
 from .compare import compare_outputs, unchanged
 from .lint import degenerate_reasons
@@ -92,6 +92,8 @@ class Verdict:
     speedup_compile: float | None = None
     seeds_checked: int = 0
     variants_checked: int = 0
+    variants_declared: list = field(default_factory=list)  # names of the problem's own variants in this judgement
+    variants_derived: list = field(default_factory=list)  # names of variants derived from its size constants (variants.py)
     small: bool = False
     seed: int | None = None
     build_s: float | None = None
@@ -336,6 +338,8 @@ def _judge(problem, candidate, opts, device, v, base, workdir, started) -> Verdi
 
     # the reference, in this process only
     plan = _seeds(problem, base, opts, v.small)
+    v.variants_declared, v.variants_derived, dropped = variants.split(problem, v.small)
+    v.notes.extend(dropped)
     try:
         cases = [make_case(problem, cfg, i_seed, x_seed, device, opts.precision) for cfg, i_seed, x_seed, _ in plan]
     except ProblemError as e:
