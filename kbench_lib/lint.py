@@ -264,7 +264,7 @@ def lint_derived(problem: Problem, device: str, small: bool, report: LintReport)
         if declared < N_DERIVED:
             report.notes.append(f"{declared} variants declared and DERIVE_VARIANTS = False: judged on fewer than two other shapes")
         return
-    d = derive(problem, small, device)
+    d = derive(problem, small, device, fresh=True)
     report.derived = [{"config": c.name, "overrides": c.overrides} for c in d.configs]
     report.configs.extend(d.infos)
     report.notes.extend(d.notes)
