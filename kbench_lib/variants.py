@@ -9,7 +9,8 @@ Which constants are sizes (the rule, in order):
 
 1. ``DERIVE_VARIANTS = False`` in the file: nothing is derived.
 2. ``SIZE_CONSTANTS = ["batch_size", "dim"]`` in the file: exactly those constants.
-3. Otherwise a module-level integer constant is a size when its name appears in the *shape* of a
+3. Otherwise a module-level integer constant (or tuple of integers, as upstream's
+   ``input_shape = (4096,)``) is a size when its name appears in the *shape* of a
    tensor that ``get_inputs`` creates (the size arguments of ``torch.randn``, ``rand``, ``zeros``,
    ``ones``, ``empty``, ``full``, ``randint``'s size tuple, ``arange``, ..., also through local
    variables of ``get_inputs``) and its name does not say it is a window or a layout parameter
@@ -77,21 +78,29 @@ class Derivation:
 
 # ----- which constants are sizes (pure: reads the file's syntax tree, executes nothing)
 
-def int_constants(tree: ast.Module) -> dict[str, int]:
-    """Module-level ``NAME = <int literal>`` assignments, in file order (bools excluded)."""
-    found: dict[str, int] = {}
+def shape_constants(tree: ast.Module) -> dict[str, int | tuple | list]:
+    """Module-level integer constants and tuples or lists of integers (upstream's
+    ``input_shape = (4096,)``), in file order."""
+    found: dict = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in EXTENSION_NAMES:
+            if node.targets[0].id in EXTENSION_NAMES:
                 continue
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
                 continue
-            if isinstance(value, int) and not isinstance(value, bool):
-                found[name] = value
+            if _is_shape(value):
+                found[node.targets[0].id] = value
     return found
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_shape(v) -> bool:
+    return _is_int(v) or (isinstance(v, (tuple, list)) and len(v) > 0 and all(_is_int(e) for e in v))
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
@@ -150,15 +159,15 @@ def size_constants(problem: Problem, tree: ast.Module | None = None) -> tuple[li
     """(size constants in file order, the subset that shapes the inputs, notes): the rule in the
     module docstring."""
     tree = tree or ast.parse(problem.source)
-    ints = int_constants(tree)
+    ints = shape_constants(tree)
     if problem.size_constants is not None:
         unknown = [n for n in problem.size_constants if n not in ints]
-        notes = [f"SIZE_CONSTANTS names {', '.join(unknown)}: not module-level integer constants"] if unknown else []
+        notes = [f"SIZE_CONSTANTS names {', '.join(unknown)}: not module-level integers or tuples of integers"] if unknown else []
         named = [n for n in ints if n in problem.size_constants]
         return named, named, notes
     reach = shape_names(tree)
     inputs = [n for n in ints if n in reach and not NOT_SIZE_NAME.search(n)]
-    widths = [n for n in ints if n not in reach and OUTPUT_WIDTH_NAME.search(n)]
+    widths = [n for n in ints if n not in reach and _is_int(ints[n]) and OUTPUT_WIDTH_NAME.search(n)]
     return [n for n in ints if n in inputs or n in widths], inputs, []
 
 
@@ -181,21 +190,37 @@ def shrink_multiple(value: int, factor: float, m: int) -> int:
     return t if max(m, MIN_SIZE) <= t < value else value
 
 
-def divisor(name: str, base: dict[str, int], sizes: list[str]) -> int:
-    """The least common multiple of the non-size constants (>= 2) that divide ``name``'s value:
-    the structure a derived value keeps in the fallback (heads, groups, windows)."""
+def divisor(name: str, base: dict, sizes: list[str]) -> int:
+    """The least common multiple of the non-size integer constants (>= 2) that divide ``name``'s
+    value: the structure a derived value keeps in the fallback (heads, groups, windows)."""
     m = 1
+    if not _is_int(base[name]):
+        return m
     for other, v in base.items():
-        if other not in sizes and v >= 2 and base[name] % v == 0:
+        if other not in sizes and _is_int(v) and v >= 2 and base[name] % v == 0:
             m = math.lcm(m, v)
     return m
 
 
-def base_values(problem: Problem, small: bool, tree: ast.Module | None = None) -> dict[str, int]:
-    values = int_constants(tree or ast.parse(problem.source))
+def base_values(problem: Problem, small: bool, tree: ast.Module | None = None) -> dict:
+    values = shape_constants(tree or ast.parse(problem.source))
     if small:
-        values.update({k: v for k, v in problem.small.items() if isinstance(v, int) and not isinstance(v, bool)})
+        values.update({k: v for k, v in problem.small.items() if _is_shape(v)})
     return values
+
+
+def _scaled(base: dict, names: list[str], pattern: tuple, one) -> dict:
+    """Each size in ``names`` scaled by the next factor of ``pattern`` (cycled over the sizes and
+    over the elements of tuple-valued sizes), through ``one(name, value, factor)``."""
+    out, k = {}, 0
+    for n in names:
+        values = [base[n]] if _is_int(base[n]) else list(base[n])
+        scaled = []
+        for v in values:
+            scaled.append(one(n, v, pattern[k % len(pattern)]))
+            k += 1
+        out[n] = scaled[0] if _is_int(base[n]) else type(base[n])(scaled)
+    return out
 
 
 def candidates(problem: Problem, small: bool) -> tuple[list[str], list[dict], list[str]]:
@@ -212,17 +237,23 @@ def candidates(problem: Problem, small: bool) -> tuple[list[str], list[dict], li
         if changed and cand not in out:
             out.append(cand)
 
+    def odd(n, v, f):
+        return shrink(v, f)
+
+    m = {n: divisor(n, base, sizes) for n in sizes}
+
+    def keep_divisible(n, v, f):
+        return shrink_multiple(v, f, m[n]) if m[n] > 1 else shrink(v, f)
+
     for group in (sizes, inputs):  # every size; then the input shapes alone (output widths kept)
         for pattern in PATTERNS:
-            add({n: shrink(base[n], pattern[i % len(pattern)]) for i, n in enumerate(group)})
-    m = {n: divisor(n, base, sizes) for n in sizes}
+            add(_scaled(base, group, pattern, odd))
     if any(v > 1 for v in m.values()):  # sizes that must stay divisible by a count of heads or groups
         for pattern in PATTERNS:
-            add({n: shrink_multiple(base[n], pattern[i % len(pattern)], m[n]) if m[n] > 1 else shrink(base[n], pattern[i % len(pattern)])
-                 for i, n in enumerate(sizes)})
+            add(_scaled(base, sizes, pattern, keep_divisible))
     for n in inputs:  # fallbacks: one input size at a time
         for pattern in PATTERNS:
-            add({n: shrink(base[n], pattern[0])})
+            add(_scaled(base, [n], pattern, odd))
     return sizes, out[:MAX_TRIES], notes
 
 
@@ -307,11 +338,12 @@ def _write(path: Path, d: Derivation) -> None:
 
 
 def _to_json(d: Derivation) -> dict:
-    return {**asdict(d), "configs": [{"name": c.name, "overrides": c.overrides} for c in d.configs]}
+    # overrides as Python literals: JSON would turn a tuple-valued size into a list
+    return {**asdict(d), "configs": [{"name": c.name, "overrides": repr(c.overrides)} for c in d.configs]}
 
 
 def _from_json(data: dict) -> Derivation:
-    configs = [Config(c["name"], dict(c["overrides"]), derived=True) for c in data["configs"]]
+    configs = [Config(c["name"], dict(ast.literal_eval(c["overrides"])), derived=True) for c in data["configs"]]
     return Derivation(list(data["size_constants"]), configs, list(data["notes"]), list(data["infos"]))
 
 

@@ -69,7 +69,7 @@ def test_sizes_are_what_shapes_the_inputs_and_output_widths(tmp_path):
     assert sizes == ["batch_size", "in_channels", "out_channels", "height", "width"] and not notes
     assert inputs == ["batch_size", "in_channels", "height", "width"]
     _, cands, _ = variants.candidates(p, small=False)
-    base = variants.int_constants(ast.parse(p.source))
+    base = variants.shape_constants(ast.parse(p.source))
     for c in cands:
         assert set(c) <= set(sizes)  # a constant that is not a size is never changed
         assert all(3 <= v < base[k] for k, v in c.items())
@@ -78,6 +78,39 @@ def test_sizes_are_what_shapes_the_inputs_and_output_widths(tmp_path):
     assert a == dict(batch_size=5, in_channels=3, out_channels=7, height=11, width=29)
     assert b == dict(batch_size=3, in_channels=3, out_channels=5, height=17, width=19)
     assert a["height"] / a["width"] != b["height"] / b["width"] != 24 / 40  # another aspect ratio
+
+
+def test_upstream_tuple_shape_constant_is_a_size(tmp_path, monkeypatch):
+    """Upstream loss files keep the row shape in a tuple (``input_shape = (4096,)``) next to a
+    reduction ``dim = 1``: the tuple's elements are sizes, the dim is not."""
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    src = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions, targets):
+        return torch.mean((predictions - targets) ** 2, dim=1)
+
+batch_size = 16
+input_shape = (256,)
+dim = 1
+
+def get_inputs():
+    return [torch.randn(batch_size, *input_shape), torch.randn(batch_size, *input_shape)]
+
+def get_init_inputs():
+    return []
+"""
+    p = _write(tmp_path, "94_MSELoss.py", src)
+    assert variants.size_constants(p)[0] == ["batch_size", "input_shape"]
+    configs = p.configs(small=True)
+    assert [c.overrides for c in configs[1:]] == [dict(batch_size=11, input_shape=(127,)), dict(batch_size=7, input_shape=(191,))]
+    variants._MEMORY.clear()  # from the disk cache: the tuple stays a tuple
+    assert [c.overrides for c in load_problem(p.path).configs(small=True)[1:]] == [c.overrides for c in configs[1:]]
 
 
 def test_size_constants_named_by_the_file_and_opt_out(tmp_path):
