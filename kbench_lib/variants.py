@@ -12,8 +12,9 @@ Which constants are sizes (the rule, in order):
 3. Otherwise a module-level integer constant (or tuple of integers, as upstream's
    ``input_shape = (4096,)``) is a size when its name appears in the *shape* of a
    tensor that ``get_inputs`` creates (the size arguments of ``torch.randn``, ``rand``, ``zeros``,
-   ``ones``, ``empty``, ``full``, ``randint``'s size tuple, ``arange``, ..., also through local
-   variables of ``get_inputs``) and its name does not say it is a window or a layout parameter
+   ``ones``, ``empty``, ``full``, ``randint``'s size tuple, ``arange``, ..., a tuple handed to
+   any other call such as ``Pareto(...).sample((B, *shape))``, also through local variables of
+   ``get_inputs``) and its name does not say it is a window or a layout parameter
    (kernel, stride, padding, dilation, groups, heads, window). Besides those input sizes, an
    integer constant that does not shape an input but is named as an output width
    (``OUT_CHANNELS``, ``out_features``, ``OUTPUT_DIM``, ``HIDDEN``, ``hidden_size``) is a size
@@ -137,6 +138,8 @@ def shape_names(tree: ast.Module) -> set[str]:
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and (maker := _maker_name(node)) in TENSOR_MAKERS:
             used |= _names(_shape_args(node, maker))
+        elif isinstance(node, ast.Call):  # a shape tuple handed to any other sampler: dist.sample((B, *shape))
+            used |= _names([a for a in node.args if isinstance(a, (ast.Tuple, ast.List))])
     local = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign):
