@@ -158,6 +158,25 @@ def test_failing_derived_variant_is_dropped_with_a_note(tmp_path, monkeypatch):
     assert len(dropped) == 2 and all("COLS=" in n and "RuntimeError" in n for n in dropped)
 
 
+def test_verdict_names_declared_and_derived_variants_and_carries_the_drop_notes(tmp_path, monkeypatch, fast_cpu_opts):
+    from kbench_lib.candidates import Candidate
+    from kbench_lib.judge import judge
+
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    src = (DERIVED / "1_Row_Sum.py").read_text().replace(
+        "return x.sum(dim=-1)", "return x.view(x.shape[0], -1, 2).sum(dim=(1, 2))")
+    p = _write(tmp_path, "1_Row_Sum.py", src)
+    cand = Candidate(
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        return x.view(x.shape[0], -1, 2).sum(dim=(1, 2))\n", backend="torch")
+    fast_cpu_opts.timing = False
+    v = judge(p, cand, fast_cpu_opts)
+    assert v.correct, v.message
+    assert v.variants_declared == [] and v.variants_derived == ["small_derived0", "small_derived1"]
+    assert v.variants_checked == 2
+    assert sum("dropped" in n for n in v.notes) == 2
+
+
 def test_problem_whose_variants_cannot_be_derived_fails_lint(tmp_path, monkeypatch):
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
     src = (DERIVED / "1_Row_Sum.py").read_text().replace("SMALL = dict(ROWS=64, COLS=1024)", "SMALL = dict(ROWS=2, COLS=2)")
