@@ -294,7 +294,7 @@ def derive(problem: Problem, small: bool, device: str | None = None, fresh: bool
         if fresh:
             raise FileNotFoundError(path)
         d = _from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, SyntaxError):  # none yet, or unreadable: validate
         d = _validate(problem, small, device)
         _write(path, d)
     _MEMORY[key] = d
