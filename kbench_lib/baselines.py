@@ -92,7 +92,7 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     shared = {} if shared is None else shared
 
     row = {**_row(problem, mode, device, precision, small), "device_ms": None, "compile_s": None}
-    cfg = problem.configs(small=small)[0]
+    cfg = problem.declared_configs(small=small)[0]
     try:
         if "count" not in shared:
             try:
@@ -172,7 +172,7 @@ def compile_once(problem: Problem, device: str, precision: str = "fp32", small: 
     """Compile the reference with torch.compile and run it once (forward, and backward for backward
     tasks); returns the seconds that took (the cold compile time when the caches are empty)."""
     set_flags()
-    cfg = problem.configs(small=small)[0]
+    cfg = problem.declared_configs(small=small)[0]
     model, _, _ = build_reference(problem, cfg, 0, 1, device, precision)
     inputs = to_device(make_inputs(problem, cfg, 1, precision), device)
     backward = problem.task == "backward"

@@ -135,6 +135,12 @@ def cmd_lint(a) -> int:
         summary["failed"] += 1
         summary["failures"].append({"problem": str(path), "config": "-", "check": "loads", "reason": str(err)})
     if not a.json:
+        for problem, derived in summary["derived"].items():
+            for d in derived:
+                print(f"DERIVED {problem} [{d['config']}] {d['overrides']}")
+        for problem, notes in summary["notes"].items():
+            for note in notes:
+                print(f"NOTE {problem}: {note}")
         for f in summary["failures"]:
             print(f"FAIL {f['problem']} [{f['config']}] {f['check']}: {f['reason']}")
         print(f"{summary['total']} problems, {summary['failed']} failed")

@@ -91,6 +91,8 @@ class Verdict:
     speedup_compile: float | None = None
     seeds_checked: int = 0
     variants_checked: int = 0
+    variants_declared: list = field(default_factory=list)  # names of the problem's own variants in this judgement
+    variants_derived: list = field(default_factory=list)  # names of variants derived from its size constants (variants.py)
     small: bool = False
     seed: int | None = None
     build_s: float | None = None
@@ -276,6 +278,7 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
         v.flags.extend(prep.flags)
     v.sol_ms = prep.sol_ms
     v.notes.extend(prep.notes)
+    v.variants_declared, v.variants_derived = list(prep.variants_declared), list(prep.variants_derived)
     device = prep.device
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)

@@ -37,6 +37,8 @@ class LintReport:
     issues: list = field(default_factory=list)
     configs: list = field(default_factory=list)  # per configuration: timings, memory
     lowp_ok: dict = field(default_factory=dict)  # precision -> agrees with fp32 within its tolerance
+    derived: list = field(default_factory=list)  # derived variants: {"config", "overrides"} (kbench_lib.variants)
+    notes: list = field(default_factory=list)  # what does not fail the problem: derived variants dropped, opt-outs
 
     def fail(self, config: str, check: str, reason: str) -> None:
         self.ok = False
@@ -226,24 +228,49 @@ def lint_problem(problem: Problem, device: str = "cpu", small: bool = True, requ
             report.fail("-", "metadata", f"{len(problem.variants)} VARIANTS (at least 2 are required)")
         if not problem.small:
             report.fail("-", "metadata", "no SMALL configuration")
-    for cfg in problem.configs(small=small):
-        try:
-            lint_config(problem, cfg, device, report, check_size)
-        except ProblemError as e:
-            report.fail(cfg.name, "loads", str(e))
-        except torch.cuda.OutOfMemoryError as e:
-            report.fail(cfg.name, "size", f"out of memory: {str(e)[:200]}")
-        except Exception as e:  # noqa: BLE001 - every problem fault becomes a reported reason
-            report.fail(cfg.name, "runs", f"{type(e).__name__}: {str(e)[:300]}")
-        finally:
-            if device.startswith("cuda"):
-                torch.cuda.empty_cache()
+    for cfg in problem.declared_configs(small=small):
+        check_config(problem, cfg, device, report, check_size)
+    lint_derived(problem, device, small, report)
     if lowp and problem.task == "forward" and report.ok:
         try:
-            report.lowp_ok = lowp_agreement(problem, problem.configs(small=small)[0], device)
+            report.lowp_ok = lowp_agreement(problem, problem.declared_configs(small=small)[0], device)
         except Exception:  # noqa: BLE001
             report.lowp_ok = {"bf16": False, "fp16": False}
     return report
+
+
+def check_config(problem: Problem, cfg: Config, device: str, report: LintReport, check_size: bool = True) -> None:
+    """:func:`lint_config`, with every fault of the problem turned into a reported reason."""
+    try:
+        lint_config(problem, cfg, device, report, check_size)
+    except ProblemError as e:
+        report.fail(cfg.name, "loads", str(e))
+    except torch.cuda.OutOfMemoryError as e:
+        report.fail(cfg.name, "size", f"out of memory: {str(e)[:200]}")
+    except Exception as e:  # noqa: BLE001 - every problem fault becomes a reported reason
+        report.fail(cfg.name, "runs", f"{type(e).__name__}: {str(e)[:300]}")
+    finally:
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+
+def lint_derived(problem: Problem, device: str, small: bool, report: LintReport) -> None:
+    """Derive (and validate, through :func:`check_config`) the variants of a problem that declares
+    fewer than two for this size; the problem fails when it is still left with fewer than two."""
+    from .variants import N_DERIVED, derive, needs_derivation
+
+    declared = len(problem.declared_configs(small)) - 1
+    if not needs_derivation(problem, small):
+        if declared < N_DERIVED:
+            report.notes.append(f"{declared} variants declared and DERIVE_VARIANTS = False: judged on fewer than two other shapes")
+        return
+    d = derive(problem, small, device, fresh=True)
+    report.derived = [{"config": c.name, "overrides": c.overrides} for c in d.configs]
+    report.configs.extend(d.infos)
+    report.notes.extend(d.notes)
+    if declared + len(d.configs) < N_DERIVED:
+        report.fail("-", "variants", f"{declared} declared and {len(d.configs)} derived variants (at least {N_DERIVED} are needed): "
+                    + " | ".join(d.notes)[-1500:])
 
 
 def summarize(reports: list[LintReport]) -> dict:
@@ -253,5 +280,8 @@ def summarize(reports: list[LintReport]) -> dict:
         "failed": sum(1 for r in reports if not r.ok),
         "failures": failures,
         "lowp_ok": {p: sorted(r.problem for r in reports if r.lowp_ok.get(p)) for p in ("bf16", "fp16")},
-        "problems": [{"problem": r.problem, "ok": r.ok, "configs": r.configs, "lowp_ok": r.lowp_ok} for r in reports],
+        "derived": {r.problem: r.derived for r in reports if r.derived},
+        "notes": {r.problem: r.notes for r in reports if r.notes},
+        "problems": [{"problem": r.problem, "ok": r.ok, "configs": r.configs, "lowp_ok": r.lowp_ok, "derived": r.derived,
+                      "notes": r.notes} for r in reports],
     }

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import baselines_store, profiling, roofline
+from . import baselines_store, profiling, roofline, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
@@ -40,10 +40,11 @@ class CaseSpec:
     timed: bool
 
 
-def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int) -> list[CaseSpec]:
+def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
+               device: str | None = None) -> list[CaseSpec]:
     """The default configuration with ``n_seeds`` input sets over one model, every variant with
     ``variant_seeds`` sets, and ``timing_sets`` more default sets that only the timed calls see."""
-    configs = problem.configs(small=small)
+    configs = problem.configs(small=small, device=device)
     out = [CaseSpec(configs[0], base, base + 1 + 7919 * k, False) for k in range(n_seeds)]
     for v, cfg in enumerate(configs[1:], start=1):
         out += [CaseSpec(cfg, base + 104729 * v, base + 104729 * v + 1 + 7919 * k, False) for k in range(variant_seeds)]
@@ -65,6 +66,8 @@ class PreparedProblem:
     sol_ms: float | None = None
     expected_on_device: bool = False
     prepare_s: float = 0.0
+    variants_declared: list = field(default_factory=list)
+    variants_derived: list = field(default_factory=list)
     _model: object = None
     _baseline: Timing | None = None
     _baseline_error: str | None = None
@@ -179,7 +182,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot)."""
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
-    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0)
+    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0, device)
     on_device = device.startswith("cuda")
     cases: list[Case] = []
     try:
@@ -196,6 +199,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
         raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device)
+    p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
+    p.notes.extend(dropped)
     if opts.guards:
         # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
         other = next((c for c in cases[1:] if c.config == cases[0].config), None)

@@ -1,8 +1,9 @@
 """Problems: loading KernelBench-format files and applying their configurations.
 
 A problem file defines ``Model``, ``get_inputs`` and ``get_init_inputs`` over module-level
-constants; kbench's optional extensions are ``VARIANTS``, ``SMALL``, ``SMALL_VARIANTS``, ``TAGS``
-and ``TASK`` (see docs/PROBLEM_FORMAT.md). A configuration is applied by executing the file in a
+constants; kbench's optional extensions are ``VARIANTS``, ``SMALL``, ``SMALL_VARIANTS``, ``TAGS``,
+``TASK``, ``DERIVE_VARIANTS`` and ``SIZE_CONSTANTS`` (see docs/PROBLEM_FORMAT.md). Where a problem
+declares fewer than two variants for the size in use, :mod:`kbench_lib.variants` derives more. A configuration is applied by executing the file in a
 fresh namespace and overwriting the named constants before anything is built.
 
 Problem files are trusted code (they are the benchmark); candidates never run through here.
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-EXTENSION_NAMES = ("VARIANTS", "SMALL", "SMALL_VARIANTS", "TAGS", "TASK")
+EXTENSION_NAMES = ("VARIANTS", "SMALL", "SMALL_VARIANTS", "TAGS", "TASK", "DERIVE_VARIANTS", "SIZE_CONSTANTS")
 _NAME_RE = re.compile(r"^(\d+)_(.+)$")
 
 
@@ -30,6 +31,7 @@ class Config:
 
     name: str
     overrides: dict = field(default_factory=dict)
+    derived: bool = False  # made by kbench_lib.variants from the file's size constants, not declared
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Problem:
     variants: tuple[dict, ...]
     small: dict
     small_variants: tuple[dict, ...]
+    derive_variants: bool = True  # DERIVE_VARIANTS: derive variants where fewer than two are declared
+    size_constants: tuple[str, ...] | None = None  # SIZE_CONSTANTS: the constants derivation may change
 
     @property
     def key(self) -> str:
@@ -54,8 +58,8 @@ class Problem:
     def sha(self) -> str:
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
-    def configs(self, small: bool = False) -> list[Config]:
-        """The default configuration first (the timed one), then every variant."""
+    def declared_configs(self, small: bool = False) -> list[Config]:
+        """The default configuration first (the timed one), then every declared variant."""
         if small:
             base = Config("small", dict(self.small))
             rest = [Config(f"small_variant{i}", dict(v)) for i, v in enumerate(self.small_variants)]
@@ -63,6 +67,17 @@ class Problem:
             base = Config("default", {})
             rest = [Config(f"variant{i}", dict(v)) for i, v in enumerate(self.variants)]
         return [base, *rest]
+
+    def configs(self, small: bool = False, device: str | None = None) -> list[Config]:
+        """The declared configurations, then (where fewer than two variants are declared for this
+        size) the derived ones, validated on ``device`` (default: the CPU for SMALL, the GPU when
+        there is one for full size); see :mod:`kbench_lib.variants`."""
+        from . import variants  # imported here: variants validates through lint, which imports this module
+
+        configs = self.declared_configs(small)
+        if variants.needs_derivation(self, small):
+            configs += variants.derive(self, small, device).configs
+        return configs
 
 
 def _literal_assignments(tree: ast.Module) -> dict[str, Any]:
@@ -118,6 +133,11 @@ def load_problem(path: str | Path, level: str | None = None) -> Problem:
             raise ProblemError(f"problem file {path}: {key} must be a list of dicts")
     if not isinstance(meta.get("SMALL", {}), dict):
         raise ProblemError(f"problem file {path}: SMALL must be a dict")
+    if not isinstance(meta.get("DERIVE_VARIANTS", True), bool):
+        raise ProblemError(f"problem file {path}: DERIVE_VARIANTS must be True or False")
+    sizes = meta.get("SIZE_CONSTANTS")
+    if sizes is not None and (not isinstance(sizes, (list, tuple)) or not all(isinstance(n, str) for n in sizes)):
+        raise ProblemError(f"problem file {path}: SIZE_CONSTANTS must be a list of constant names")
     m = _NAME_RE.match(path.stem)
     number, name = (int(m.group(1)), m.group(2)) if m else (None, path.stem)
     return Problem(
@@ -131,6 +151,8 @@ def load_problem(path: str | Path, level: str | None = None) -> Problem:
         variants=tuple(meta.get("VARIANTS", [])),
         small=dict(meta.get("SMALL", {})),
         small_variants=tuple(meta.get("SMALL_VARIANTS", [])),
+        derive_variants=meta.get("DERIVE_VARIANTS", True),
+        size_constants=tuple(sizes) if sizes is not None else None,
     )
 
 

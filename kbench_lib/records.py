@@ -70,6 +70,8 @@ SCHEMA = pa.schema(
         ("device_ms", pa.float64()),  # device-busy clock: kernel time of one call summed over streams (CUPTI)
         ("baseline_eager_device_ms", pa.float64()),
         ("timing_remeasured", pa.int32()),  # timed runs discarded as outliers and run again
+        ("variants_declared", pa.list_(pa.string())),  # the problem's own variants in the judgement
+        ("variants_derived", pa.list_(pa.string())),  # variants derived from its size constants (kbench_lib.variants)
     ]
 )
 
@@ -138,6 +140,8 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "device_ms": stats.get("device_ms"),
         "baseline_eager_device_ms": (v.get("baseline_stats") or {}).get("device_ms"),
         "timing_remeasured": stats.get("remeasured"),
+        "variants_declared": list(v.get("variants_declared") or []),
+        "variants_derived": list(v.get("variants_derived") or []),
     }
 
 

@@ -135,7 +135,7 @@ def problem_sol_ms(problem: Problem, device_name: str, precision: str = "fp32", 
     spec = spec_for(device_name)
     if spec is None:
         return None
-    cfg = problem.configs(small=small)[0]
+    cfg = problem.declared_configs(small=small)[0]
     c = count(problem, cfg.overrides, 2 if precision != "fp32" else None)
     return sol_ms(c["flops"], c["bytes"], spec, precision)[0]
 
