@@ -139,9 +139,14 @@ def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) ->
     return pd.DataFrame(rows)
 
 
-def failure_counts(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
-    """How often each failure category (and 'flagged', 'trusted') occurs."""
-    outcome = np.where(
-        df["failure"].notna(), df["failure"], np.where(trusted(df), "trusted", "flagged")
-    )
+def flag_name(flags) -> str:
+    """A flagged row's first flag's name (the text before its colon), e.g. ``library_passthrough``."""
+    return str(flags[0]).split(":", 1)[0].strip() if flags is not None and len(flags) else ""
+
+
+def failure_counts(df: pd.DataFrame, by=("model",), flag_names: bool = False) -> pd.DataFrame:
+    """How often each failure category (and 'flagged', 'trusted') occurs; with ``flag_names``,
+    flagged rows are counted by their first flag (``flagged: <name>``)."""
+    flagged = df["flags"].apply(lambda f: f"flagged: {flag_name(f)}") if flag_names and len(df) else "flagged"
+    outcome = np.where(df["failure"].notna(), df["failure"], np.where(trusted(df), "trusted", flagged))
     return df.assign(outcome=outcome).groupby([*by, "outcome"]).size().unstack(fill_value=0)
