@@ -129,6 +129,16 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
     return bad[["model", "problem", "backend", "failure", "flags", "message"]].reset_index(drop=True)
 
 
+def _save(fig, stem: Path) -> list[Path]:
+    """Saves a figure (PDF and PNG) and closes it: notebooks show the saved PNG (:func:`show`)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        return plots.save(fig, stem)
+    finally:
+        plt.close(fig)
+
+
 def _draw(made: dict, name: str, draw, out_dir: Path) -> None:
     """Draws one figure into ``made``; a figure without kernel timings to show is reported, not drawn."""
     try:
@@ -136,7 +146,21 @@ def _draw(made: dict, name: str, draw, out_dir: Path) -> None:
     except plots.NoKernelTimings as e:
         print(f"{name}: not drawn, {e}")
         return
-    made[name] = plots.save(fig, out_dir / name)
+    made[name] = _save(fig, out_dir / name)
+
+
+def show(made: dict, scale: float = 0.5) -> None:
+    """Displays the saved PNGs of ``made`` ({name: [paths]}) in a notebook, at ``scale`` of their
+    pixel size (0.5: 150 dpi), each under its name: what is shown is the file a paper would use."""
+    import struct
+
+    from IPython.display import Image, display
+
+    for name, paths in made.items():
+        png = next(p for p in paths if p.suffix == ".png")
+        width = struct.unpack(">I", png.read_bytes()[16:20])[0]  # the PNG header's IHDR width
+        print(f"{name}: {', '.join(str(p) for p in paths)}")
+        display(Image(filename=str(png), width=int(width * scale)))
 
 
 def figures(df: pd.DataFrame, out_dir) -> dict:
@@ -146,7 +170,7 @@ def figures(df: pd.DataFrame, out_dir) -> dict:
     made: dict = {}
     if not len(df):
         return made
-    made["outcomes"] = plots.save(plots.outcome_bars(df, labels=model_labels(df)), out_dir / "outcomes")
+    made["outcomes"] = _save(plots.outcome_bars(df, labels=model_labels(df)), out_dir / "outcomes")
     _draw(made, "speedup_eager", lambda: plots.speedup_plot(df, "eager"), out_dir)
     _draw(made, "fast_p_eager", lambda: plots.fast_p_curve(df, "eager"), out_dir)
     if metrics.kernel_speedup(df, "compile").notna().any():
@@ -191,10 +215,10 @@ def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -
             if metrics.kernel_speedup(r, "compile").notna().any():
                 _draw(here, "speedup_compile", lambda: plots.speedup_plot(r, "compile"), out)
         if len(b):
-            here["baselines_vs_eager"] = plots.save(plots.baseline_speedup_plot(b), out / "baselines_vs_eager")
+            here["baselines_vs_eager"] = _save(plots.baseline_speedup_plot(b), out / "baselines_vs_eager")
         sol = sol_fractions(r, b)
         if sol:
-            here["sol_fraction"] = plots.save(plots.sol_fraction_plot(sol), out / "sol_fraction")
+            here["sol_fraction"] = _save(plots.sol_fraction_plot(sol), out / "sol_fraction")
         made.update({f"{slug}/{k}": v for k, v in here.items()})
     return made
 
