@@ -85,7 +85,7 @@ MODELS = ("reference", "torch-compile", "folder:<path>")
 
 # What an offline model is for, shown where its verdicts appear (notebooks, figures)
 ROLES = {
-    "reference": "hand-written kernels",
+    "reference": "hand-written",
     "torch-compile": "compiler baseline",
 }
 NOTES = {

@@ -104,39 +104,45 @@ def speedup_plot(df: pd.DataFrame, against: str = "eager", title: str | None = N
     d = d.assign(_s=d["speed"].fillna(0.0)).sort_values(["level", "_s", "problem"], ascending=[True, False, True]).reset_index(drop=True)
     several = d["model"].nunique() > 1 if "model" in d else False
     labels = [_short(p) + (f" ({m})" if several else "") for p, m in zip(d["problem"], d.get("model", d["problem"]))]
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(COLUMN, 0.125 * len(d) + 1.0), layout="constrained")
+        _speedup_dots(ax, d, labels)
+        ax.set_xlabel(f"speedup over {'torch.compile' if against == 'compile' else 'eager'} (log scale)")
+        one = d["outcome"].nunique() == 1 and d["speed"].gt(0).all()
+        if not one:
+            ax.legend(frameon=True, framealpha=0.9, edgecolor="none", loc="best", handletextpad=0.2, borderaxespad=0.3)
+        _title(fig, title + (f" (all {d['outcome'].iloc[0]})" if one else ""), d)
+    return fig
+
+
+def _speedup_dots(ax, d: pd.DataFrame, labels: list[str]) -> None:
+    """One row per candidate, top to bottom: a dot at its speedup on a line from 1x, a cross at the
+    floor when it has no time (failed), levels shaded and named at the right."""
     speed = d["speed"]
-    ok = speed > 0
+    ok = (speed > 0).to_numpy()
     lo = min(float(speed[ok].min()) if ok.any() else 1.0, 1.0)
     hi = max(float(speed[ok].max()) if ok.any() else 1.0, 1.0)
     floor = lo / 1.6
     y = np.arange(len(d))[::-1]
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(COLUMN, 0.125 * len(d) + 1.0), layout="constrained")
-        ax.hlines(y[ok.to_numpy()], 1.0, speed[ok], color="0.8", lw=0.6, zorder=2)
-        for outcome, color in OUTCOME_COLORS.items():
-            m = ((d["outcome"] == outcome) & ok).to_numpy()
-            if m.any():
-                ax.scatter(speed[m], y[m], s=14, color=color, label=outcome, zorder=3, linewidths=0)
-        miss = (~ok).to_numpy()
-        if miss.any():
-            ax.scatter(np.full(miss.sum(), floor), y[miss], marker="x", s=14, color=OUTCOME_COLORS["failed"],
-                       label="failed (no time)", zorder=3, linewidths=0.9)
-        ax.axvline(1.0, color="0.4", lw=0.7, ls="--", zorder=1)
-        ax.set_xlim(floor / 1.3, hi * 1.4)
-        _ratio_axis(ax, "x")
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=6)
-        ax.set_ylim(-0.7, len(d) - 0.3)
-        ax.tick_params(axis="y", length=0, pad=2)
-        ax.grid(axis="x", color="0.9", lw=0.5, zorder=0)
-        _level_bands(ax, d["level"].tolist(), y)
-        ax.set_xlabel(f"speedup over {'torch.compile' if against == 'compile' else 'eager'} (log scale)")
-        for text, ha in (("slower ", "right"), (" faster", "left")):
-            ax.annotate(text, xy=(1.0, 1.0), xycoords=("data", "axes fraction"), ha=ha, va="bottom", fontsize=6, color="0.4")
-        if d["outcome"].nunique() > 1 or miss.any():
-            ax.legend(frameon=True, framealpha=0.9, edgecolor="none", loc="best", handletextpad=0.2, borderaxespad=0.3)
-        _title(fig, title + ("" if d["outcome"].nunique() > 1 or miss.any() else f" (all {d['outcome'].iloc[0]})"), d)
-    return fig
+    ax.hlines(y[ok], 1.0, speed[ok], color="0.8", lw=0.6, zorder=2)
+    for outcome, color in OUTCOME_COLORS.items():
+        m = (d["outcome"] == outcome).to_numpy() & ok
+        if m.any():
+            ax.scatter(speed[m], y[m], s=14, color=color, label=outcome, zorder=3, linewidths=0)
+    if (~ok).any():
+        ax.scatter(np.full((~ok).sum(), floor), y[~ok], marker="x", s=14, color=OUTCOME_COLORS["failed"],
+                   label="failed (no time)", zorder=3, linewidths=0.9)
+    ax.axvline(1.0, color="0.4", lw=0.7, ls="--", zorder=1)
+    ax.set_xlim(floor / 1.3, hi * 1.4)
+    _ratio_axis(ax, "x")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_ylim(-0.7, len(d) - 0.3)
+    ax.tick_params(axis="y", length=0, pad=2)
+    ax.grid(axis="x", color="0.9", lw=0.5, zorder=0)
+    _level_bands(ax, d["level"].tolist(), y)
+    for text, ha in (("slower ", "right"), (" faster", "left")):
+        ax.annotate(text, xy=(1.0, 1.0), xycoords=("data", "axes fraction"), ha=ha, va="bottom", fontsize=6, color="0.4")
 
 
 def _level_bands(ax, levels: list[str], y: np.ndarray) -> None:

@@ -84,7 +84,7 @@ def test_interpreter_timed_rows_never_enter_a_speedup_figure(tmp_path):
     names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert sorted(names) == ["0_P", "1_P", "2_P", "3_P"]  # the GPU rows only
     assert all(v >= 0.1 for v in _plotted_speeds(fig))  # no 1e-3.. interpreter speedups
-    title = fig.axes[0].get_title(loc="left")
+    title = fig._suptitle.get_text()  # the figure title (Figure.get_suptitle from matplotlib 3.8)
     assert "x86_64" not in title and "NVIDIA H100" in title
     plt.close(fig)
     with pytest.raises(plots.NoKernelTimings):
@@ -103,3 +103,20 @@ def test_provenance_names_device_and_dates():
     df = pd.concat([_df(), _df().assign(timestamp=pd.Timestamp("2026-11-23", tz="UTC"))])
     assert plots.provenance(df) == "NVIDIA H100 80GB HBM3 · 2026-11-21 to 2026-11-23"
     assert plots.provenance(pd.DataFrame({"device_name": ["A"], "date": ["2026-11-21T10:34:56+00:00"]})) == "A · 2026-11-21"
+
+
+def test_committed_figures_one_folder_per_device(tmp_path):
+    from kbench_lib import workflows
+
+    records = _df().assign(sol_ms=0.5, runtime_ms=1.0)
+    base = pd.DataFrame([{"problem": f"level1/{i}_P", "level": "level1", "mode": mode, "runtime_ms": ms, "sol_ms": 0.5,
+                          "failure": None, "device_name": "NVIDIA H100 80GB HBM3", "date": "2026-11-21T10:00:00+00:00"}
+                         for i in range(3) for mode, ms in (("eager", 1.0), ("compile", 0.8), ("cudagraph", 0.9))])
+    made = workflows.committed_figures(records, base, tmp_path)
+    slug = "nvidia-h100-80gb-hbm3"
+    assert set(made) == {f"{slug}/{n}" for n in ("fast_p_by_level", "speedup_eager", "baselines_vs_eager", "sol_fraction")}
+    assert all(p.exists() for paths in made.values() for p in paths)
+    # sol fractions: eager and compile from the baselines, the trusted kernel-timed candidates from the records
+    names = [n for n, _ in workflows.sol_fractions(records, base)]
+    assert names == ["eager PyTorch", "torch.compile", "m"]
+    assert list(workflows.sol_fractions(records, base)[2][1]["value"]) == [0.5, 0.5]  # rows 0 and 1: trusted
