@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -62,21 +63,60 @@ def cmd_eval(a) -> int:
         print(f"kbench eval: the judge could not run: {e}", file=sys.stderr)
         return 3
     d = verdict.to_dict()
+    d["timing"] = _timing_kind(verdict)
     if a.json:
         print(json.dumps(d, default=str))
     else:
-        status = "CORRECT" if verdict.correct else f"FAILED ({verdict.failure})"
-        print(f"{problem.key}  [{candidate.backend} on {verdict.device_name}, {verdict.precision}]  {status}")
-        if verdict.message:
-            print(f"  {verdict.message.strip()[:2000]}")
-        for f in verdict.flags:
-            print(f"  FLAG {f}")
-        if verdict.runtime_ms is not None:
-            print(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   speedup {verdict.speedup:.3f}x")
-        if verdict.speedup_compile is not None:
-            print(f"  torch.compile {verdict.baseline_compile_ms:.4f} ms   speedup {verdict.speedup_compile:.3f}x")
-        print(f"  checked {verdict.seeds_checked} seeds and {verdict.variants_checked} variants; max abs err {verdict.max_abs_err}")
+        for line in _verdict_lines(verdict, problem, candidate, d["timing"]):
+            print(line)
     return 0
+
+
+def _timing_kind(verdict) -> str:
+    """Where the verdict's times come from (the rule of :func:`kbench_lib.metrics.timing_kind`)."""
+    import pandas as pd
+
+    from .metrics import timing_kind
+
+    row = {"device": verdict.device, "small": verdict.small, "backend": verdict.backend}
+    return str(timing_kind(pd.DataFrame([row])).iloc[0])
+
+
+def _checks_line(verdict, problem) -> str:
+    """What correctness covered, in words: input sets of the default configuration, shape variants."""
+    size = "SMALL" if verdict.small else "full-size"
+    planned = len(problem.small_variants if verdict.small else problem.variants)
+    line = f"  checked {verdict.seeds_checked} input sets of the {size} configuration"
+    if planned:
+        line += f" and {verdict.variants_checked} of its {planned} shape variants"
+    elif verdict.small and problem.variants:
+        line += f"; its {len(problem.variants)} shape variants are full-size only (no SMALL_VARIANTS), checked with --full"
+    else:
+        line += "; the problem defines no shape variants"
+    err = "-" if verdict.max_abs_err is None else f"{verdict.max_abs_err:.3g}"
+    return f"{line}; max abs err {err}"
+
+
+def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
+    from .metrics import TIMING_KINDS
+
+    status = "CORRECT" if verdict.correct else f"FAILED ({verdict.failure})"
+    lines = [f"{problem.key}  [{candidate.backend} on {verdict.device_name}, {verdict.precision}]  {status}"]
+    if verdict.message:
+        lines.append(textwrap.indent(verdict.message.strip()[:2000], "  "))
+    lines += [f"  FLAG {f}" for f in verdict.flags]
+    if verdict.runtime_ms is not None and kind == "gpu":
+        lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   speedup {verdict.speedup:.3g}x")
+        if verdict.speedup_compile is not None:
+            lines.append(f"  torch.compile {verdict.baseline_compile_ms:.4f} ms   speedup {verdict.speedup_compile:.3g}x")
+    elif verdict.runtime_ms is not None:
+        lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   "
+                     f"timed by {TIMING_KINDS[kind]}: no kernel speedup")
+    if verdict.correct:
+        lines.append(_checks_line(verdict, problem))
+    else:
+        lines.append("  judging stopped at the first failed check")
+    return lines
 
 
 def _selected_problems(a, verb: str) -> list:

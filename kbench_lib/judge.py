@@ -120,8 +120,9 @@ class Verdict:
 
 
 def _fail(v: Verdict, failure: str, message: str, log: str | None = None) -> Verdict:
+    from .tracebacks import candidate_frames_first  # the candidate's own frames first (harness frames trimmed)
     v.failure, v.correct = failure, False
-    v.message = (message or "")[-4000:]
+    v.message = candidate_frames_first(message or "")[-4000:]
     if log:
         v.error = log[-8000:]
     return v

@@ -3,6 +3,12 @@
 Only trusted results count as speedups: a row is trusted when it is correct and carries no flag
 (THREATS.md). fast_p is KernelBench's: the share of tasks whose result is correct (here: trusted)
 and faster than ``p`` times the baseline; every attempted task is in the denominator.
+
+Only kernel timings count as speedups: :func:`timing_kind` says where a row's times come from, and
+only ``gpu`` rows (a CUDA device, the benchmark's full-size configuration) enter fast_p for p > 0,
+geometric means and speedup figures. A Triton kernel on a machine without a GPU runs through
+Triton's CPU interpreter, a Python emulation thousands of times slower than the kernel; a CPU
+wall clock or a SMALL shape on a GPU says nothing about the benchmark's kernels either.
 """
 from __future__ import annotations
 
@@ -21,6 +27,49 @@ def _col(against: str) -> str:
         raise ValueError(f"against must be one of {sorted(AGAINST)}, not {against!r}") from None
 
 
+# what each timing_kind means, for tables and notes
+TIMING_KINDS = {
+    "gpu": "GPU kernel timing at the benchmark's size",
+    "gpu_small": "GPU timing at SMALL size (not the benchmark's configuration)",
+    "triton_interpreter": "Triton's CPU interpreter (an emulation: not the kernel's speed)",
+    "cpu": "CPU wall clock (not a GPU kernel's speed)",
+    "unknown": "no device recorded",
+}
+
+
+def timing_kind(df: pd.DataFrame) -> pd.Series:
+    """Where each row's timings come from; the one rule for what counts as a kernel speedup.
+
+    ``gpu``: ``device`` is CUDA (``cuda`` or ``cuda:N``) and the configuration is not SMALL; the
+    only kind that is a kernel timing. ``gpu_small``: CUDA at SMALL size. On any other device the
+    judge runs Triton through its interpreter (``build.build_env`` sets ``TRITON_INTERPRET``
+    exactly when the device is not CUDA), so ``backend == "triton"`` there is
+    ``triton_interpreter``; everything else is ``cpu``. ``unknown``: no device recorded.
+    """
+    if "device" not in df:
+        raise ValueError("rows lack the 'device' column: cannot tell kernel timings from CPU ones")
+    device = df["device"].astype("string").fillna("")
+    small = df["small"].astype("boolean").fillna(False).astype(bool) if "small" in df else pd.Series(False, index=df.index)
+    backend = df["backend"].astype("string").fillna("") if "backend" in df else pd.Series("", index=df.index)
+    gpu = device.str.startswith("cuda").astype(bool)
+    kind = np.select(
+        [gpu & ~small, gpu & small, (device == "").astype(bool), (backend == "triton").astype(bool)],
+        ["gpu", "gpu_small", "unknown", "triton_interpreter"],
+        "cpu",
+    )
+    return pd.Series(kind, index=df.index, dtype=object)
+
+
+def kernel_timed(df: pd.DataFrame) -> pd.Series:
+    """Rows whose timings are GPU kernel timings (:func:`timing_kind` ``gpu``)."""
+    return timing_kind(df) == "gpu"
+
+
+def kernel_speedup(df: pd.DataFrame, against: str = "eager") -> pd.Series:
+    """The speedup column, NaN wherever the row's timing is not a kernel timing."""
+    return df[_col(against)].astype(float).where(kernel_timed(df))
+
+
 def trusted(df: pd.DataFrame) -> pd.Series:
     flags = df["flags"].apply(lambda f: f is not None and len(f) > 0)
     return df["correct"].fillna(False).astype(bool) & ~flags
@@ -35,17 +84,24 @@ def trusted_rate(df: pd.DataFrame) -> float:
 
 
 def fast_p(df: pd.DataFrame, p: float, against: str = "eager") -> float:
-    """Share of rows that are trusted and have speedup > p (p=0: trusted share with a timing)."""
+    """Share of rows that are trusted and have a kernel speedup > p; every row is in the denominator.
+
+    p <= 0: the trusted share, whatever the timing (KernelBench's fast_0 is correctness). p > 0:
+    NaN when no row is a kernel timing (a run on a machine without a GPU measures no kernel)."""
     if not len(df):
         return math.nan
-    speed = df[_col(against)].astype(float)
+    if p <= 0:
+        return float(trusted(df).mean())
+    if not kernel_timed(df).any():
+        return math.nan
+    speed = kernel_speedup(df, against)
     hit = trusted(df) & speed.notna() & (speed > p)
     return float(hit.mean())
 
 
 def geomean_speedup(df: pd.DataFrame, against: str = "eager") -> float:
-    """Geometric mean of speedups over trusted rows, computed in log space."""
-    speed = df.loc[trusted(df), _col(against)].astype(float)
+    """Geometric mean of kernel speedups over trusted rows, computed in log space."""
+    speed = kernel_speedup(df, against)[trusted(df)]
     speed = speed[speed.notna() & (speed > 0)]
     if not len(speed):
         return math.nan
@@ -54,14 +110,14 @@ def geomean_speedup(df: pd.DataFrame, against: str = "eager") -> float:
 
 def best_per_problem(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
     """One row per (model, problem): the best trusted speedup, or the first row if none is trusted."""
-    col = _col(against)
-    d = df.assign(_t=trusted(df), _s=df[col].astype(float).fillna(-1.0))
+    d = df.assign(_t=trusted(df), _s=kernel_speedup(df, against).fillna(-1.0))
     d = d.sort_values(["_t", "_s"], ascending=False)
     return d.drop_duplicates(["model", "problem"]).drop(columns=["_t", "_s"])
 
 
 def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) -> pd.DataFrame:
-    """The fast_p table: counts, correctness, flags, fast_p against eager and compile, geo-means."""
+    """The fast_p table: counts, where the timings come from (:func:`timing_kind` of the timed rows),
+    correctness, flags, fast_p against eager and compile, geo-means (NaN without kernel timings)."""
     rows = []
     if not len(df):
         return pd.DataFrame()
@@ -69,11 +125,12 @@ def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) ->
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key))
         row["n"] = len(g)
+        row["timing"] = ", ".join(sorted(set(timing_kind(g)[g["speedup_eager"].notna()])))
         row["correct"] = correctness_rate(g)
         row["flagged"] = float((g["correct"].fillna(False).astype(bool) & ~trusted(g)).mean())
         for p in ps:
             row[f"fast_{p:g}"] = fast_p(g, p, "eager")
-        if g["speedup_compile"].notna().any():
+        if kernel_speedup(g, "compile").notna().any():
             for p in ps:
                 row[f"fast_{p:g}_compile"] = fast_p(g, p, "compile")
         row["geomean_eager"] = geomean_speedup(g, "eager")
@@ -82,9 +139,14 @@ def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) ->
     return pd.DataFrame(rows)
 
 
-def failure_counts(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
-    """How often each failure category (and 'flagged', 'trusted') occurs."""
-    outcome = np.where(
-        df["failure"].notna(), df["failure"], np.where(trusted(df), "trusted", "flagged")
-    )
+def flag_name(flags) -> str:
+    """A flagged row's first flag's name (the text before its colon), e.g. ``library_passthrough``."""
+    return str(flags[0]).split(":", 1)[0].strip() if flags is not None and len(flags) else ""
+
+
+def failure_counts(df: pd.DataFrame, by=("model",), flag_names: bool = False) -> pd.DataFrame:
+    """How often each failure category (and 'flagged', 'trusted') occurs; with ``flag_names``,
+    flagged rows are counted by their first flag (``flagged: <name>``)."""
+    flagged = df["flags"].apply(lambda f: f"flagged: {flag_name(f)}") if flag_names and len(df) else "flagged"
+    outcome = np.where(df["failure"].notna(), df["failure"], np.where(trusted(df), "trusted", flagged))
     return df.assign(outcome=outcome).groupby([*by, "outcome"]).size().unstack(fill_value=0)

@@ -83,4 +83,19 @@ def get_model(name: str, backends: tuple[str, ...] | None = None) -> Callable[[P
 
 MODELS = ("reference", "torch-compile", "folder:<path>")
 
-__all__ = ["Sample", "get_model", "folder_model", "compile_source", "detect_backend", "MODELS"]
+# What an offline model is for, shown where its verdicts appear (notebooks, figures)
+ROLES = {
+    "reference": "hand-written",
+    "torch-compile": "compiler baseline",
+}
+NOTES = {
+    "torch-compile": (
+        "torch-compile is a compiler baseline, not a kernel author: the problem's own Model under "
+        "torch.compile, judged like any candidate. Where Inductor lowers a whole forward to library "
+        "calls (a bare GEMM or convolution) it writes no kernel of its own, and the judge rightly "
+        "flags it library_passthrough (THREATS.md #1); where it fuses the rest it passes. On a GPU "
+        "its speedup over eager is what the compiler alone achieves, the bar a kernel author has to beat."
+    ),
+}
+
+__all__ = ["Sample", "get_model", "folder_model", "compile_source", "detect_backend", "MODELS", "ROLES", "NOTES"]

@@ -173,7 +173,13 @@ def read_records(root: str | Path, run_id: str | None = None):
     """All records under ``root`` (or one run) as a pandas DataFrame, with the current schema."""
     root = Path(root)
     pattern = f"{run_id}/records/part-*.parquet" if run_id else "*/records/part-*.parquet"
-    files = sorted(str(p) for p in root.glob(pattern))
+    return read_record_files(root.glob(pattern))
+
+
+def read_record_files(paths):
+    """Record files (any parquet files with record columns, older schemas too) as one DataFrame
+    with the current schema."""
+    files = sorted(str(p) for p in paths)
     if not files:
         return SCHEMA.empty_table().to_pandas()
     return ds.dataset(files, schema=SCHEMA, format="parquet").to_table().to_pandas()

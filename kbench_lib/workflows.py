@@ -84,9 +84,44 @@ def evaluate(
     return run_id, read_records(root, run_id)
 
 
+def timing_note(df: pd.DataFrame) -> str:
+    """Where this run's times come from, in words, and what is left out of speedups because of it."""
+    timed = df[df["runtime_ms"].notna()]
+    if not len(timed):
+        return "No candidate was timed."
+    kinds = metrics.timing_kind(timed).value_counts()
+    parts = [f"{n} by {metrics.TIMING_KINDS[k]}" for k, n in kinds.items()]
+    note = f"{len(timed)} candidates timed: " + "; ".join(parts) + "."
+    other = len(timed) - int(kinds.get("gpu", 0))
+    if other:
+        note += (f" The {other} not timed as GPU kernels at the benchmark's size show correctness, failures and flags"
+                 " only: their times are not kernel speedups, so they are left out of fast_p for p > 0, the"
+                 " geometric means and the speedup figures (kbench_lib.metrics.timing_kind).")
+    return note
+
+
+def model_notes(df: pd.DataFrame) -> list[str]:
+    """What each model in the rows is for, where that changes how its verdicts read (models.NOTES)."""
+    from .models import NOTES
+
+    return [NOTES[m] for m in sorted(df["model"].dropna().unique()) if m in NOTES]
+
+
+def model_labels(df: pd.DataFrame) -> dict[str, str]:
+    """Model names with their role, for figures: ``torch-compile (compiler baseline)``."""
+    from .models import ROLES
+
+    return {m: f"{m} ({ROLES[m]})" for m in df["model"].dropna().unique() if m in ROLES}
+
+
 def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    cols = ["model", "problem", "backend", "correct", "failure", "flags", "runtime_ms", "baseline_eager_ms", "speedup_eager", "speedup_compile", "max_abs_err"]
-    return df[cols].sort_values(["model", "problem"]).reset_index(drop=True)
+    """One line per verdict; speedups only where the timing is a kernel timing (``timing`` says
+    what the times are)."""
+    d = df.assign(timing=metrics.timing_kind(df), speedup_eager=metrics.kernel_speedup(df, "eager"),
+                  speedup_compile=metrics.kernel_speedup(df, "compile"))
+    cols = ["model", "problem", "backend", "correct", "failure", "flags", "timing", "runtime_ms", "baseline_eager_ms",
+            "speedup_eager", "speedup_compile", "max_abs_err"]
+    return d[cols].sort_values(["model", "problem"]).reset_index(drop=True)
 
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
@@ -94,14 +129,97 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
     return bad[["model", "problem", "backend", "failure", "flags", "message"]].reset_index(drop=True)
 
 
+def _save(fig, stem: Path) -> list[Path]:
+    """Saves a figure (PDF and PNG) and closes it: notebooks show the saved PNG (:func:`show`)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        return plots.save(fig, stem)
+    finally:
+        plt.close(fig)
+
+
+def _draw(made: dict, name: str, draw, out_dir: Path) -> None:
+    """Draws one figure into ``made``; a figure without kernel timings to show is reported, not drawn."""
+    try:
+        fig = draw()
+    except plots.NoKernelTimings as e:
+        print(f"{name}: not drawn, {e}")
+        return
+    made[name] = _save(fig, out_dir / name)
+
+
+def show(made: dict, scale: float = 0.5) -> None:
+    """Displays the saved PNGs of ``made`` ({name: [paths]}) in a notebook, at ``scale`` of their
+    pixel size (0.5: 150 dpi), each under its name: what is shown is the file a paper would use."""
+    import struct
+
+    from IPython.display import Image, display
+
+    for name, paths in made.items():
+        png = next(p for p in paths if p.suffix == ".png")
+        width = struct.unpack(">I", png.read_bytes()[16:20])[0]  # the PNG header's IHDR width
+        print(f"{name}: {', '.join(str(p) for p in paths)}")
+        display(Image(filename=str(png), width=int(width * scale)))
+
+
 def figures(df: pd.DataFrame, out_dir) -> dict:
-    """Draws and saves the run's figures (PDF and PNG); returns {name: [paths]}."""
+    """Draws and saves the run's figures (PDF and PNG); returns {name: [paths]}. Speedup and fast_p
+    figures only from kernel timings (a run without a GPU has outcomes only)."""
     out_dir = Path(out_dir)
-    made = {}
-    if len(df):
-        made["speedup_eager"] = plots.save(plots.speedup_plot(df, "eager"), out_dir / "speedup_eager")
-        made["fast_p_eager"] = plots.save(plots.fast_p_curve(df, "eager"), out_dir / "fast_p_eager")
-        made["outcomes"] = plots.save(plots.outcome_bars(df), out_dir / "outcomes")
+    made: dict = {}
+    if not len(df):
+        return made
+    made["outcomes"] = _save(plots.outcome_bars(df, labels=model_labels(df)), out_dir / "outcomes")
+    _draw(made, "speedup_eager", lambda: plots.speedup_plot(df, "eager"), out_dir)
+    _draw(made, "fast_p_eager", lambda: plots.fast_p_curve(df, "eager"), out_dir)
+    if metrics.kernel_speedup(df, "compile").notna().any():
+        _draw(made, "speedup_compile", lambda: plots.speedup_plot(df, "compile"), out_dir)
+    return made
+
+
+def sol_fractions(records: pd.DataFrame, baselines: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Fraction of the speed of light (``sol_ms`` / time) per problem: eager and torch.compile from
+    the baselines, each model's trusted kernel-timed candidates from the records."""
+    out = []
+    if len(baselines) and "sol_ms" in baselines:
+        ok = baselines[baselines["failure"].isna() & baselines["sol_ms"].notna() & baselines["runtime_ms"].notna()]
+        for mode, name in (("eager", "eager PyTorch"), ("compile", "torch.compile")):
+            b = ok[ok["mode"] == mode]
+            if len(b):
+                out.append((name, b.assign(value=b["sol_ms"] / b["runtime_ms"])))
+    if len(records):
+        r = records[metrics.trusted(records) & metrics.kernel_timed(records) & records["sol_ms"].notna() & records["runtime_ms"].notna()]
+        labels = model_labels(r)
+        for model, g in r.groupby("model"):
+            out.append((labels.get(model, model), g.assign(value=g["sol_ms"] / g["runtime_ms"])))
+    return out
+
+
+def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -> dict:
+    """The committed results' figures, one folder per device: fast_p per level, speedups over eager
+    (and torch.compile where the records have it), torch.compile and CUDA graphs against eager,
+    fraction of the speed of light. Returns {"<device>/<name>": [paths]}."""
+    import re
+
+    made: dict = {}
+    devices = sorted(set(records.get("device_name", pd.Series(dtype=str)).dropna()) | set(baselines.get("device_name", pd.Series(dtype=str)).dropna()))
+    for device in devices:
+        slug = re.sub(r"[^a-z0-9_]+", "-", device.lower()).strip("-")
+        r = records[records["device_name"] == device] if len(records) else records
+        b = baselines[baselines["device_name"] == device] if len(baselines) else baselines
+        out, here = Path(out_dir) / slug, {}
+        if len(r):
+            _draw(here, "fast_p_by_level", lambda: plots.fast_p_curve(r, "eager", by="level", title=r"fast$_p$ of the committed kernels, by level"), out)
+            _draw(here, "speedup_eager", lambda: plots.speedup_plot(r, "eager"), out)
+            if metrics.kernel_speedup(r, "compile").notna().any():
+                _draw(here, "speedup_compile", lambda: plots.speedup_plot(r, "compile"), out)
+        if len(b):
+            here["baselines_vs_eager"] = _save(plots.baseline_speedup_plot(b), out / "baselines_vs_eager")
+        sol = sol_fractions(r, b)
+        if sol:
+            here["sol_fraction"] = _save(plots.sol_fraction_plot(sol), out / "sol_fraction")
+        made.update({f"{slug}/{k}": v for k, v in here.items()})
     return made
 
 
@@ -149,3 +267,12 @@ def baseline_summary(df: pd.DataFrame, suite: dict[str, int] | None = None) -> p
             row["median_eager_over_sol"] = float((g["eager"] / sol.reindex(g.index)).median())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def baseline_summaries(baselines: pd.DataFrame, suite: dict[str, int] | None = None) -> pd.DataFrame:
+    """:func:`baseline_summary` for each device in the rows, one block per device."""
+    parts = [baseline_summary(g, suite).assign(device_name=device) for device, g in baselines.groupby("device_name")]
+    if not parts:
+        return pd.DataFrame()
+    out = pd.concat(parts, ignore_index=True)
+    return out[["device_name", *[c for c in out if c != "device_name"]]]

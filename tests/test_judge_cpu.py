@@ -61,6 +61,15 @@ def test_bad_candidates_get_a_clear_category(scale_add_relu, fixtures, fast_cpu_
     assert words in (v.message or "") + (v.error or ""), v.message
 
 
+def test_failure_message_starts_at_the_candidates_frames(scale_add_relu, fixtures, fast_cpu_opts):
+    """The traceback in the verdict (and so in records and the CLI) begins in the candidate's file."""
+    v = _judge(scale_add_relu, fixtures, "raises.py", fast_cpu_opts)
+    lines = v.message.splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and "frames of the harness hidden" in lines[1]
+    assert lines[2].startswith('  File "candidate.py", line 6, in forward'), v.message
+    assert "worker.py" not in v.message and lines[-1] == "ValueError: kernel launch failed on purpose"
+
+
 def test_hang_times_out(scale_add_relu, fixtures, fast_cpu_opts):
     fast_cpu_opts.run_timeout_s = 8
     v = _judge(scale_add_relu, fixtures, "hang.py", fast_cpu_opts)

@@ -9,10 +9,10 @@ from kbench_lib import metrics
 from kbench_lib.records import SCHEMA, RecordWriter, read_records, save_records, truncate
 
 
-def _row(problem, correct=True, flags=(), s_eager=2.0, s_compile=None, model="m"):
+def _row(problem, correct=True, flags=(), s_eager=2.0, s_compile=None, model="m", device="cuda", backend="cuda", small=False):
     return {"model": model, "problem": problem, "level": "level1", "correct": correct, "flags": list(flags),
             "speedup_eager": s_eager if correct else None, "speedup_compile": s_compile, "failure": None if correct else "output_mismatch",
-            "sample": 0}
+            "sample": 0, "device": device, "backend": backend, "small": small}
 
 
 def test_append_and_read_back(tmp_path):
@@ -66,10 +66,45 @@ def test_fast_p_and_geomean():
     assert s.loc[0, "n"] == 4 and s.loc[0, "flagged"] == 0.25
 
 
+def test_timing_kind_rule():
+    rows = [_row("a"), _row("b", small=True), _row("c", device="cpu", backend="triton", small=True),
+            _row("d", device="cpu", backend="cpp"), _row("e", device="cuda:1", backend="triton"), _row("f", device=None)]
+    df = pd.DataFrame(rows)
+    assert list(metrics.timing_kind(df)) == ["gpu", "gpu_small", "triton_interpreter", "cpu", "gpu", "unknown"]
+    assert list(metrics.kernel_timed(df)) == [True, False, False, False, True, False]
+    with pytest.raises(ValueError, match="device"):
+        metrics.timing_kind(df.drop(columns=["device"]))
+
+
+def test_interpreter_and_cpu_timings_never_count_as_speedups():
+    """A Triton kernel timed through the interpreter (or any CPU timing) is correct but no speedup:
+    it stays in fast_0, and is out of fast_p for p > 0, geometric means and best_per_problem's order."""
+    gpu = [_row("g1", s_eager=2.0), _row("g2", s_eager=0.5)]
+    interp = [_row("i1", device="cpu", backend="triton", small=True, s_eager=0.0004),
+              _row("i2", device="cpu", backend="triton", small=True, s_eager=1e-4)]
+    cpu = [_row("c1", device="cpu", backend="cpp", small=True, s_eager=50.0), _row("s1", small=True, s_eager=30.0)]
+    only_cpu = pd.DataFrame(interp + cpu)
+    assert metrics.fast_p(only_cpu, 0.0) == 1.0  # all correct and unflagged
+    for p in (0.0001, 0.5, 1.0, 2.0):
+        assert math.isnan(metrics.fast_p(only_cpu, p))  # no kernel was timed: not measured, not 0
+    assert math.isnan(metrics.geomean_speedup(only_cpu))
+    mixed = pd.DataFrame(gpu + interp + cpu)
+    assert metrics.fast_p(mixed, 1.0) == 1 / 6  # only g1; the 50x CPU and 30x SMALL rows never count
+    assert metrics.fast_p(mixed, 0.0001) == 2 / 6
+    assert metrics.geomean_speedup(mixed) == pytest.approx(1.0)  # sqrt(2 * 0.5): only the GPU rows
+    s = metrics.summary(only_cpu).iloc[0]
+    assert s["fast_0"] == 1.0 and math.isnan(s["fast_1"]) and math.isnan(s["geomean_eager"])
+    assert s["timing"] == "cpu, gpu_small, triton_interpreter"
+    speed = metrics.kernel_speedup(mixed)
+    assert speed.notna().sum() == 2 and speed.max() == 2.0
+
+
 def test_failure_counts():
     df = pd.DataFrame([_row("a"), _row("b", correct=False), _row("d", flags=["x"])])
     c = metrics.failure_counts(df)
     assert c.loc["m", "trusted"] == 1 and c.loc["m", "output_mismatch"] == 1 and c.loc["m", "flagged"] == 1
+    named = metrics.failure_counts(pd.DataFrame([_row("a"), _row("d", flags=["library_passthrough: ran aten::mm"])]), flag_names=True)
+    assert named.loc["m", "flagged: library_passthrough"] == 1
 
 
 def test_baseline_summary_per_level():

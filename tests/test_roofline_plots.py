@@ -40,8 +40,16 @@ def _df():
     rows = []
     for i, (c, f, s) in enumerate([(True, [], 1.5), (True, [], 0.7), (False, [], None), (True, ["x"], 9.0)]):
         rows.append(dict(model="m", level="level1", problem=f"level1/{i}_P", correct=c, flags=f, speedup_eager=s,
-                         speedup_compile=None, failure=None if c else "crash"))
+                         speedup_compile=None, failure=None if c else "crash", device="cuda", backend="cuda", small=False,
+                         device_name="NVIDIA H100 80GB HBM3", timestamp=pd.Timestamp("2026-11-21 08:00", tz="UTC")))
     return pd.DataFrame(rows)
+
+
+def _interpreted(n=3):
+    return pd.DataFrame([dict(model="m", level="level1", problem=f"level1/{10 + i}_Interp", correct=True, flags=[],
+                              speedup_eager=10.0 ** -(3 + i), speedup_compile=None, failure=None, device="cpu",
+                              backend="triton" if i else "cpp", small=True, device_name="x86_64",
+                              timestamp=pd.Timestamp("2026-11-22", tz="UTC")) for i in range(n)])
 
 
 def test_figures_are_written_and_deterministic(tmp_path):
@@ -55,3 +63,60 @@ def test_figures_are_written_and_deterministic(tmp_path):
     plots.save(plots.fast_p_curve(df), tmp_path / "fastp")
     plots.save(plots.outcome_bars(df), tmp_path / "outcomes")
     assert (tmp_path / "fastp.png").stat().st_size > 1000
+
+
+def _plotted_speeds(fig) -> list[float]:
+    """Every point a figure's scatters drew (x for the per-problem chart, y for the strips)."""
+    from matplotlib.collections import PathCollection
+
+    ax = fig.axes[0]
+    col = 0 if ax.get_xscale() == "log" else 1
+    return sorted(float(p[col]) for c in ax.collections if isinstance(c, PathCollection) for p in c.get_offsets())
+
+
+def test_interpreter_timed_rows_never_enter_a_speedup_figure(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from kbench_lib import workflows
+
+    mixed = pd.concat([_df(), _interpreted()], ignore_index=True)
+    fig = plots.speedup_plot(mixed)
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert sorted(names) == ["0_P", "1_P", "2_P", "3_P"]  # the GPU rows only
+    assert all(v >= 0.1 for v in _plotted_speeds(fig))  # no 1e-3.. interpreter speedups
+    title = fig._suptitle.get_text()  # the figure title (Figure.get_suptitle from matplotlib 3.8)
+    assert "x86_64" not in title and "NVIDIA H100" in title
+    plt.close(fig)
+    with pytest.raises(plots.NoKernelTimings):
+        plots.speedup_plot(_interpreted())
+    with pytest.raises(plots.NoKernelTimings):
+        plots.fast_p_curve(_interpreted())
+    made = workflows.figures(_interpreted(), tmp_path / "cpu")
+    assert list(made) == ["outcomes"]  # a run without a GPU draws its outcomes, no speedup
+    # many rows: the per-level strip form leaves them out too
+    many = pd.concat([_df()] * 20 + [_interpreted()], ignore_index=True)
+    assert all(v >= 0.1 for v in _plotted_speeds(plots.speedup_plot(many)))
+    plt.close("all")
+
+
+def test_provenance_names_device_and_dates():
+    df = pd.concat([_df(), _df().assign(timestamp=pd.Timestamp("2026-11-23", tz="UTC"))])
+    assert plots.provenance(df) == "NVIDIA H100 80GB HBM3 · 2026-11-21 to 2026-11-23"
+    assert plots.provenance(pd.DataFrame({"device_name": ["A"], "date": ["2026-11-21T10:34:56+00:00"]})) == "A · 2026-11-21"
+
+
+def test_committed_figures_one_folder_per_device(tmp_path):
+    from kbench_lib import workflows
+
+    records = _df().assign(sol_ms=0.5, runtime_ms=1.0)
+    base = pd.DataFrame([{"problem": f"level1/{i}_P", "level": "level1", "mode": mode, "runtime_ms": ms, "sol_ms": 0.5,
+                          "failure": None, "device_name": "NVIDIA H100 80GB HBM3", "date": "2026-11-21T10:00:00+00:00"}
+                         for i in range(3) for mode, ms in (("eager", 1.0), ("compile", 0.8), ("cudagraph", 0.9))])
+    made = workflows.committed_figures(records, base, tmp_path)
+    slug = "nvidia-h100-80gb-hbm3"
+    assert set(made) == {f"{slug}/{n}" for n in ("fast_p_by_level", "speedup_eager", "baselines_vs_eager", "sol_fraction")}
+    assert all(p.exists() for paths in made.values() for p in paths)
+    # sol fractions: eager and compile from the baselines, the trusted kernel-timed candidates from the records
+    names = [n for n, _ in workflows.sol_fractions(records, base)]
+    assert names == ["eager PyTorch", "torch.compile", "m"]
+    assert list(workflows.sol_fractions(records, base)[2][1]["value"]) == [0.5, 0.5]  # rows 0 and 1: trusted

@@ -1,0 +1,36 @@
+"""kbench eval's human-readable lines: honest about timings and about what correctness covered."""
+from kbench_lib.cli import _checks_line, _timing_kind, _verdict_lines
+from kbench_lib.judge import Verdict
+
+
+def _verdict(**kw):
+    base = dict(problem="level1/1_Scale_Add_ReLU", level="level1", backend="triton", device="cpu", device_name="x86_64",
+                precision="fp32", correct=True, small=True, seeds_checked=5, variants_checked=2, max_abs_err=0.0,
+                runtime_ms=40.0, baseline_ms=0.01, speedup=0.00025)
+    base.update(kw)
+    return Verdict(**base)
+
+
+class _Cand:
+    backend = "triton"
+
+
+def test_interpreter_timing_is_labelled_not_a_speedup(scale_add_relu):
+    v = _verdict()
+    kind = _timing_kind(v)
+    assert kind == "triton_interpreter"
+    text = "\n".join(_verdict_lines(v, scale_add_relu, _Cand(), kind))
+    assert "speedup 0" not in text and "no kernel speedup" in text and "interpreter" in text
+    gpu = _verdict(device="cuda", small=False, runtime_ms=0.1, baseline_ms=0.2, speedup=2.0)
+    assert "speedup 2x" in "\n".join(_verdict_lines(gpu, scale_add_relu, _Cand(), _timing_kind(gpu)))
+
+
+def test_checks_line_says_what_was_checked(scale_add_relu):
+    assert "5 input sets of the SMALL configuration and 2 of its 2 shape variants" in _checks_line(_verdict(), scale_add_relu)
+    full = _checks_line(_verdict(small=False, variants_checked=2), scale_add_relu)
+    assert "full-size configuration and 2 of its 2 shape variants" in full
+    no_small = scale_add_relu.__class__(**{**scale_add_relu.__dict__, "small_variants": ()})
+    assert "full-size only" in _checks_line(_verdict(variants_checked=0), no_small)
+    failed = _verdict(correct=False, failure="runtime_error", seeds_checked=0, variants_checked=0, runtime_ms=None)
+    lines = _verdict_lines(failed, scale_add_relu, _Cand(), "triton_interpreter")
+    assert not any("checked 0" in line for line in lines) and "stopped at the first failed check" in lines[-1]
