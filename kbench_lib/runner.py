@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from . import build
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge
-from .models import get_model
+from .models import get_model, iter_samples
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
 from .records import RecordWriter, read_records, row_from_verdict
@@ -59,23 +59,22 @@ def run_batch(
     backends: tuple[str, ...] | None = None,
     progress: bool = True,
     prebuild_jobs: int = 0,
+    generation=None,
 ) -> tuple[str, list[dict]]:
-    """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now)."""
+    """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
+    ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`)."""
     opts = opts or JudgeOptions()
     device = resolve_device(opts.device)
     run_id = run_id or new_run_id()
     writer = RecordWriter(runs_root, run_id)
     done = read_records(runs_root, run_id)
     seen = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
-    generate = get_model(model, backends)
+    generate = get_model(model, backends, generation)
     rows: list[dict] = []
     jobs = []
-    for problem in problems:
-        try:
-            samples = generate(problem)
-        except Exception as e:  # noqa: BLE001 - a model failing on one problem is recorded, not raised
-            jobs.append((problem, None, f"model {model} failed to produce a candidate: {e}"))
-            continue
+    for problem, samples, err in iter_samples(generate, problems, skip={(p, i) for m, p, i in seen if m == model}):
+        if err is not None:
+            jobs.append((problem, None, f"model {model} failed to produce a candidate: {err}"))
         for s in samples:
             jobs.append((problem, s, None))
     if prebuild_jobs > 1:
@@ -87,7 +86,7 @@ def run_batch(
             continue
         bar.set_postfix_str(problem.key[-40:])
         if sample is None or sample.candidate is None:
-            v = _error_verdict(problem, "unknown", device, opts, "load_error", err or sample.error)
+            v = _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
         else:
             try:
                 v = judge(problem, sample.candidate, replace(opts))
@@ -95,7 +94,8 @@ def run_batch(
                 v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
             except Exception:  # noqa: BLE001 - never lose the batch to one candidate
                 v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
-        row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=index, tags=problem.tags)
+        row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=index, tags=problem.tags,
+                               extra=sample.meta if sample else None)
         writer.append(row)
         rows.append(row)
     return run_id, rows
