@@ -111,7 +111,10 @@ class Handler(BaseHTTPRequestHandler):
         if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
             return self._error(anthropic, 404, f"no route {self.path}")
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        req = json.loads(raw)
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            return self._error(anthropic, 400, "the request body is not JSON")
         with LOCK:
             STATE["bodies"].append(req)
         key = CONFIG.get("require_key")
