@@ -92,6 +92,10 @@ def _selected_problems(a, verb: str) -> list:
     return problems[: a.limit] if a.limit else problems
 
 
+def _float_or_none(text: str) -> float | None:
+    return None if text.lower() == "none" else float(text)
+
+
 def _generation_options(a) -> dict | None:
     """A language model's options from ``kbench run``'s flags (None for offline models)."""
     from .generation.spec import is_language_model
@@ -208,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")
     g = p.add_argument_group("language models")
     g.add_argument("--samples", type=int, default=1, help="candidates asked for per problem (default 1)")
-    g.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
+    g.add_argument("--temperature", type=_float_or_none, default=0.7, help="sampling temperature, or none to send none (default 0.7)")
     g.add_argument("--max-tokens", type=int, default=8192, help="longest answer, in tokens (default 8192)")
     g.add_argument("--sample-seed", type=int, default=None, help="send seed + i with sample i (servers that honour it reproduce samples)")
     g.add_argument("--cache", choices=["live", "replay", "refresh"], default="live",

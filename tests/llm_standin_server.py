@@ -12,7 +12,7 @@ CONFIG (JSON):
   "retry_after_ms": N}``, ``{"sleep": SECONDS}`` (then the normal answer), ``{"malformed": TEXT}``
   (status 200, a body that is not JSON), ``{"no_choices": true}`` (JSON without a completion),
   ``{"content": null}`` (a completion without content).
-- ``require_key``: answer 401 unless the request carries this key (Bearer or x-api-key).
+- ``require_key``: answer 401 unless the request carries this key (a Bearer token, or x-api-key).
 
 ``GET /stats`` returns the number of requests, the statuses sent and the request bodies.
 """
@@ -118,7 +118,8 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["bodies"].append(req)
         key = CONFIG.get("require_key")
-        given = self.headers.get("x-api-key") if anthropic else (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        # OpenAI: a Bearer token; Anthropic: x-api-key (older SDKs) or a Bearer token (recent ones)
+        given = (self.headers.get("x-api-key") if anthropic else None) or (self.headers.get("Authorization") or "").removeprefix("Bearer ")
         if key and given != key:
             return self._error(anthropic, 401, "invalid api key")
         action = next_action() or {}

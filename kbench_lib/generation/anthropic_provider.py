@@ -1,6 +1,9 @@
 """Anthropic's messages API, through the official ``anthropic`` SDK.
 
-The system message goes in ``system``; ``max_tokens`` is required by the API. The text of every
+The system message goes in ``system``; ``max_tokens`` is required by the API. ``temperature`` and
+``top_p`` travel in the request body as the API defines them (``extra_body``: recent SDKs no longer
+take them as arguments, and some recent models reject them: set the temperature to None, or
+``--temperature none``, for those). The text of every
 ``text`` block is the response; ``thinking`` blocks (extended thinking) are reasoning and are not
 searched for code. Retries are the SDK's own (``max_retries``: 408, 409, 429, 5xx and 529
 answers, connection errors and timeouts, exponential backoff honouring ``Retry-After``).
@@ -38,9 +41,11 @@ class AnthropicProvider:
 
     def request_arguments(self, messages: list[dict], params: dict) -> dict:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-        args = {"model": self.spec.model, "messages": [m for m in messages if m["role"] != "system"], **params}
-        args.setdefault("max_tokens", 8192)
-        args.pop("seed", None)  # the messages API has no seed
+        args = {"model": self.spec.model, "messages": [m for m in messages if m["role"] != "system"],
+                "max_tokens": params.get("max_tokens", 8192)}
+        sampling = {k: params[k] for k in ("temperature", "top_p") if k in params}  # the messages API has no seed
+        if sampling:
+            args["extra_body"] = sampling
         if system:
             args["system"] = system
         return args
