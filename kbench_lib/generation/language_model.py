@@ -48,6 +48,7 @@ class GenerationOptions:
     timeout_s: float = 600.0  # per attempt
     max_retries: int = 8  # the SDK's retries on 408/409/429/5xx, connection errors and timeouts
     prices: dict | None = None  # extra USD-per-million-token prices: {model: (input, output)}
+    device: str | None = None  # hf: where the checkpoint runs (default cuda when there is a GPU)
     progress: bool = True
 
     @classmethod
@@ -79,7 +80,7 @@ def make_provider(spec: ModelSpec, o: GenerationOptions):
         return AnthropicProvider(spec, o.timeout_s, o.max_retries)
     from .hf_provider import HFProvider
 
-    return HFProvider(spec.model)
+    return HFProvider(spec.model, o.device)
 
 
 class LanguageModel:
@@ -140,8 +141,7 @@ class LanguageModel:
         try:
             response = await self._ask(messages, request["params"])
         except RequestRejected as e:
-            meta = {"prompt_sha": sha256(canonical(messages)), "gen_cached": False}
-            return Sample(index, None, str(e), failure=GENERATION_ERROR, meta=meta)
+            return self._rejected(index, messages, e)
         self.cache.put(key, request, response)
         return self._sample(problem, index, messages, response, cached=False)
 
@@ -173,12 +173,20 @@ class LanguageModel:
         if missing:
             async with self._limit:
                 started = time.monotonic()
-                responses = await self.provider.complete_batch(messages, [r["params"] for _, _, r in missing])
+                try:
+                    responses = await self.provider.complete_batch(messages, [r["params"] for _, _, r in missing])
+                except RequestRejected as e:
+                    return [found.get(i) or self._rejected(i, messages, e) for i in indices]
             for (i, key, request), response in zip(missing, responses):
                 response.latency_s = time.monotonic() - started
                 self.cache.put(key, request, response)
                 found[i] = self._sample(problem, i, messages, response, cached=False)
         return [found[i] for i in indices]
+
+    @staticmethod
+    def _rejected(index: int, messages: list[dict], e: RequestRejected) -> Sample:
+        meta = {"prompt_sha": sha256(canonical(messages)), "gen_cached": False}
+        return Sample(index, None, str(e), failure=GENERATION_ERROR, meta=meta)
 
     def _sample(self, problem: Problem, index: int, messages: list[dict], r: Response, cached: bool) -> Sample:
         meta = {
