@@ -98,19 +98,15 @@ def _float_or_none(text: str) -> float | None:
 
 def _generation_options(a) -> dict | None:
     """A language model's options from ``kbench run``'s flags (None for offline models)."""
+    from .generation.runs import generation_options
     from .generation.spec import is_language_model
-    from .provenance import device_name, resolve_device
 
     if not is_language_model(a.model):
         return None
-    device = resolve_device(a.device)
-    on_gpu = device.startswith("cuda")
-    hardware = {"none": None, "auto": device_name(device) if on_gpu else None}.get(a.hardware, a.hardware)
-    prompt = {"backend": a.backend or ("cuda" if on_gpu else "cpp"), "example": not a.no_example, "shapes": not a.no_shapes,
-              "precision": a.precision, "hardware": hardware, "small": a.small if a.small is not None else not on_gpu}
-    return {"samples": a.samples, "temperature": a.temperature, "max_tokens": a.max_tokens, "seed": a.sample_seed, "prompt": prompt,
-            "cache_mode": a.cache, "cache_path": a.cache_path, "concurrency": a.concurrency, "timeout_s": a.request_timeout,
-            "max_retries": a.max_retries, "progress": not a.quiet}
+    return generation_options(a.device, samples=a.samples, temperature=a.temperature, max_tokens=a.max_tokens, seed=a.sample_seed,
+                              backend=a.backend, hardware=a.hardware, shapes=not a.no_shapes, example=not a.no_example,
+                              precision=a.precision, small=a.small, cache_mode=a.cache, cache_path=a.cache_path,
+                              concurrency=a.concurrency, timeout_s=a.request_timeout, max_retries=a.max_retries, progress=not a.quiet)
 
 
 def cmd_run(a) -> int:

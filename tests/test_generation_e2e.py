@@ -84,3 +84,21 @@ def test_run_a_local_openai_server_then_replay_it_offline(tmp_path, fixtures):
     assert KEY not in r.stdout + r.stderr
     for path in [*(tmp_path / "runs").rglob("*.parquet"), tmp_path / "cache.sqlite"]:
         assert KEY.encode() not in path.read_bytes()
+
+
+def test_the_generate_notebook_drives_the_server_then_replays(tmp_path, fixtures):
+    papermill = pytest.importorskip("papermill")
+    answers = [{"match": "relu(a * self.scale + b)", "texts": [SCALE_GOOD]}, {"match": "F.gelu(self.linear(x))", "texts": [LINEAR_GOOD]}]
+    server = StandinServer({"answers": answers}, tmp_path)
+    notebook = fixtures.parents[1] / "notebooks" / "02_generate.ipynb"
+    params = {"models": [f"openai:standin-coder@{server.openai_url}"], "problems_dir": str(fixtures / "problems"), "levels": [],
+              "limit": 0, "samples": 2, "device": "cpu", "seeds": 2, "timing_budget_s": 0.1, "cache_path": str(tmp_path / "c.sqlite"),
+              "runs_root": str(tmp_path / "runs")}
+    for run_id, mode in (("nb-live", "live"), ("nb-replay", "replay")):
+        papermill.execute_notebook(str(notebook), str(tmp_path / f"{run_id}.ipynb"), parameters={**params, "run_id": run_id, "cache_mode": mode},
+                                   kernel_name="kbench", cwd=str(notebook.parent), progress_bar=False)
+        server.stop()  # the replay runs with no server
+    live, again = (read_records(tmp_path / "runs", r).sort_values(["problem", "sample"]).reset_index(drop=True) for r in ("nb-live", "nb-replay"))
+    assert len(live) == 4 and live["correct"].all()
+    cols = ["problem", "sample", "kernel_sha", "response_sha", "correct", "failure"]
+    assert again[cols].fillna("-").equals(live[cols].fillna("-")) and again["gen_cached"].all()
