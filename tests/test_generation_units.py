@@ -109,3 +109,23 @@ def test_prices_and_redaction():
     key = "sk-proj-" + "a1B2" * 12
     text = redact(f"Incorrect API key provided: {key}. Also sk-ant-api03-XyZ***789 and task-force", (key,))
     assert key not in text and "XyZ" not in text and "task-force" in text
+
+
+def test_a_missing_sdk_names_its_extra(monkeypatch):
+    import sys
+
+    from kbench_lib.generation import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic now raises ImportError
+    with pytest.raises(MissingExtra, match=r"kbench\[anthropic\]"):
+        get_model("anthropic:claude-x@http://127.0.0.1:9/")
+
+
+def test_generation_columns_join_the_record_without_overriding_the_verdict():
+    from kbench_lib.records import SCHEMA, row_from_verdict
+
+    row = row_from_verdict({"problem": "level1/1_X", "failure": "no_code"}, run_id="r", model="m",
+                           extra={"prompt_tokens": 12, "gen_cached": True, "failure": "overridden?", "api_key": "sk-nope-0123456789"})
+    assert row["prompt_tokens"] == 12 and row["gen_cached"] is True and row["failure"] == "no_code" and "api_key" not in row
+    assert SCHEMA.names[-8:] == ["prompt_sha", "response_sha", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+                                 "gen_latency_s", "gen_cost_usd", "gen_cached"]
