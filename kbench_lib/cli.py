@@ -113,16 +113,17 @@ def cmd_run(a) -> int:
     from .generation.errors import MissingExtra
     from .generation.spec import SpecError
     from .models import ModelUnavailable
-    from .runner import RUNS_ROOT, run_batch
+    from .runner import RUNS_ROOT, new_run_id, run_batch
 
     problems = _selected_problems(a, "run")
     backends = (a.backend,) if a.backend else None
+    run_id = a.run_id or new_run_id()
     try:
-        run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
+        run_id, rows = run_batch(problems, a.model, run_id=run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
                                  progress=not a.quiet, prebuild_jobs=a.build_jobs, backends=backends, generation=_generation_options(a))
     except (ModelUnavailable, MissingExtra, SpecError) as e:
         print(f"kbench run: {e}", file=sys.stderr)
-        print("kbench run: verdicts already recorded are kept; run again with the same --run-id to resume", file=sys.stderr)
+        print(f"kbench run: verdicts already recorded are kept; --run-id {run_id} resumes this run", file=sys.stderr)
         return 4
     n_ok = sum(r["trusted"] for r in rows)
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")

@@ -64,9 +64,9 @@ def translate_sdk_error(sdk, e: Exception, where: str, key_env: str | None, time
     if isinstance(e, sdk.RateLimitError):
         return ProviderError(f"{where} kept rate-limiting (429) after {max_retries} retries with backoff: {detail}")
     if isinstance(e, sdk.APITimeoutError):
-        return ProviderError(f"{where} did not answer within {timeout_s:g} s, {max_retries + 1} attempts")
+        return ProviderError(f"{where} did not answer within {timeout_s:g} s (attempts: {max_retries + 1})")
     if isinstance(e, sdk.APIConnectionError):
-        return ProviderError(f"cannot reach {where} after {max_retries + 1} attempts: {detail}")
+        return ProviderError(f"cannot reach {where} (attempts: {max_retries + 1}): {detail}")
     if isinstance(e, sdk.APIStatusError):
         return ProviderError(f"{where} failed with status {status} after {max_retries} retries: {detail}")
     return MalformedResponse(f"{where} sent an answer the SDK could not read: {type(e).__name__}: {detail}")
