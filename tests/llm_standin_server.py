@@ -14,7 +14,8 @@ CONFIG (JSON):
   ``{"content": null}`` (a completion without content).
 - ``require_key``: answer 401 unless the request carries this key (a Bearer token, or x-api-key).
 
-``GET /stats`` returns the number of requests, the statuses sent and the request bodies.
+``GET /stats`` returns the number of requests, the statuses sent, the request bodies and the
+most requests ever in flight at once.
 """
 import json
 import sys
@@ -23,7 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "statuses": [], "bodies": [], "counts": {}}
+STATE = {"requests": 0, "statuses": [], "bodies": [], "counts": {}, "in_flight": 0, "max_in_flight": 0}
 
 
 def load_config(path):
@@ -96,7 +97,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.rstrip("/").endswith("/stats"):
             with LOCK:
-                snapshot = {"requests": STATE["requests"], "statuses": list(STATE["statuses"]), "bodies": list(STATE["bodies"])}
+                snapshot = {"requests": STATE["requests"], "statuses": list(STATE["statuses"]), "bodies": list(STATE["bodies"]),
+                            "max_in_flight": STATE["max_in_flight"]}
             self._send(200, snapshot)
         else:
             self._send(404, {"error": {"message": "not found"}})
@@ -107,6 +109,16 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, body, headers)
 
     def do_POST(self):
+        with LOCK:
+            STATE["in_flight"] += 1
+            STATE["max_in_flight"] = max(STATE["max_in_flight"], STATE["in_flight"])
+        try:
+            self._post()
+        finally:
+            with LOCK:
+                STATE["in_flight"] -= 1
+
+    def _post(self):
         anthropic = self.path.rstrip("/").endswith("/messages")
         if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
             return self._error(anthropic, 404, f"no route {self.path}")

@@ -177,3 +177,14 @@ def test_replay_without_network_is_bit_for_bit(serve, tmp_path, scale_add_relu):
     with _model(s.openai_url, tmp_path, samples=1, temperature=0.2, cache_mode="replay") as m, pytest.raises(CacheMiss, match="temperature"):
         m(scale_add_relu)
     assert KEY.encode() not in (tmp_path / "cache.sqlite").read_bytes()
+
+
+def test_concurrency_limit_holds_across_problems(serve, tmp_path, scale_add_relu, fixtures):
+    from kbench_lib.problems import load_problem
+
+    linear = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
+    s = serve(always={"sleep": 0.2})
+    with _model(s.openai_url, tmp_path, samples=4, concurrency=3) as m:
+        got = list(m.stream([scale_add_relu, linear]))
+    assert sum(len(samples) for _, samples, _ in got) == 8
+    assert s.stats()["max_in_flight"] == 3  # both problems' requests share the limit, and fill it
