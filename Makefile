@@ -24,7 +24,7 @@ PYTEST_ARGS ?=
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
-	$(PY) -m pip install -q -e '.[test,lab]'
+	$(PY) -m pip install -q -e '.[test,lab,openai,anthropic,hf]'
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (kbench)" >/dev/null
 	touch $@
 

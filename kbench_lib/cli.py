@@ -1,7 +1,7 @@
 """The ``kbench`` command line.
 
     kbench eval PROBLEM_FILE CANDIDATE_FILE [--backend ...] [--device ...] [--precision ...] [--json]
-    kbench run  PROBLEMS [--model reference|torch-compile|folder:PATH] [--run-id ID] ...
+    kbench run  PROBLEMS [--model SPEC] [--samples K] [--cache live|replay|refresh] [--run-id ID] ...
     kbench lint PATH [--small] [--device ...] [--json]
     kbench index [PROBLEMS] [--out problems/index.csv]
 
@@ -132,11 +132,39 @@ def _selected_problems(a, verb: str) -> list:
     return problems[: a.limit] if a.limit else problems
 
 
+def _float_or_none(text: str) -> float | None:
+    return None if text.lower() == "none" else float(text)
+
+
+def _generation_options(a) -> dict | None:
+    """A language model's options from ``kbench run``'s flags (None for offline models)."""
+    from .generation.runs import generation_options
+    from .generation.spec import is_language_model
+
+    if not is_language_model(a.model):
+        return None
+    return generation_options(a.device, samples=a.samples, temperature=a.temperature, max_tokens=a.max_tokens, seed=a.sample_seed,
+                              backend=a.backend, hardware=a.hardware, shapes=not a.no_shapes, example=not a.no_example,
+                              precision=a.precision, small=a.small, cache_mode=a.cache, cache_path=a.cache_path,
+                              concurrency=a.concurrency, timeout_s=a.request_timeout, max_retries=a.max_retries, progress=not a.quiet)
+
+
 def cmd_run(a) -> int:
-    from .runner import RUNS_ROOT, run_batch
+    from .generation.errors import MissingExtra
+    from .generation.spec import SpecError
+    from .models import ModelUnavailable
+    from .runner import RUNS_ROOT, new_run_id, run_batch
 
     problems = _selected_problems(a, "run")
-    run_id, rows = run_batch(problems, a.model, run_id=a.run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), progress=not a.quiet, prebuild_jobs=a.build_jobs, gpus=a.gpus)
+    backends = (a.backend,) if a.backend else None
+    run_id = a.run_id or new_run_id()
+    try:
+        run_id, rows = run_batch(problems, a.model, run_id=run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
+                                 progress=not a.quiet, prebuild_jobs=a.build_jobs, backends=backends, generation=_generation_options(a), gpus=a.gpus)
+    except (ModelUnavailable, MissingExtra, SpecError) as e:
+        print(f"kbench run: {e}", file=sys.stderr)
+        print(f"kbench run: verdicts already recorded are kept; --run-id {run_id} resumes this run", file=sys.stderr)
+        return 4
     n_ok = sum(r["trusted"] for r in rows)
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
     if a.json:
@@ -221,7 +249,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
-    p.add_argument("--model", default="reference", help="reference, torch-compile or folder:PATH")
+    p.add_argument("--model", default="reference",
+                   help="reference, torch-compile, folder:PATH, openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
+    p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None,
+                   help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")
+    g = p.add_argument_group("language models")
+    g.add_argument("--samples", type=int, default=1, help="candidates asked for per problem (default 1)")
+    g.add_argument("--temperature", type=_float_or_none, default=0.7, help="sampling temperature, or none to send none (default 0.7)")
+    g.add_argument("--max-tokens", type=int, default=8192, help="longest answer, in tokens (default 8192)")
+    g.add_argument("--sample-seed", type=int, default=None, help="send seed + i with sample i (servers that honour it reproduce samples)")
+    g.add_argument("--cache", choices=["live", "replay", "refresh"], default="live",
+                   help="live: use stored answers, ask for the rest; replay: never call a model; refresh: ask again (default live)")
+    g.add_argument("--cache-path", default=None, help="the response cache (default results/cache/generation.sqlite)")
+    g.add_argument("--hardware", default="auto", help="the prompt's hardware block: auto (the judging GPU), none, or a roofline device (h100-sxm, a100 ...)")
+    g.add_argument("--no-shapes", action="store_true", help="leave the configurations (variants) out of the prompt")
+    g.add_argument("--no-example", action="store_true", help="leave the worked example out of the prompt")
+    g.add_argument("--concurrency", type=int, default=None, help="requests in flight at once (default: 8 OpenAI-compatible, 4 Anthropic, 1 hf)")
+    g.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request attempt (default 600)")
+    g.add_argument("--max-retries", type=int, default=8, help="retries on 429, 5xx, timeouts and connection errors (default 8)")
     p.add_argument("--run-id", default=None)
     p.add_argument("--runs-root", default=None)
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")

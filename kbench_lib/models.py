@@ -6,12 +6,15 @@ A model maps a problem to zero or more candidates. Offline models need no networ
 - ``torch-compile``: the problem's own ``Model`` under ``torch.compile`` (Inductor), judged as a
   candidate like any other (a compiler as a model).
 - ``folder:<path>``: candidate files in a folder laid out like the solutions.
+
+Language models (``openai:MODEL[@BASE_URL]``, ``anthropic:MODEL``, ``hf:PATH``; grammar in
+:mod:`kbench_lib.generation.spec`) are imported only when named, so their SDKs stay optional.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from .candidates import Candidate, detect_backend, load_candidate
 from .problems import Problem
@@ -23,7 +26,15 @@ SOLUTIONS = Path(__file__).resolve().parent.parent / "problems" / "solutions"
 class Sample:
     index: int
     candidate: Candidate | None
-    error: str | None = None  # the candidate could not even be read
+    error: str | None = None  # the candidate could not even be read, or the model gave none
+    failure: str | None = None  # the record's failure category when there is no candidate (default load_error)
+    meta: dict = field(default_factory=dict, compare=False)  # generation columns of the record (prompt_sha, tokens ...)
+
+
+class ModelUnavailable(Exception):
+    """The model cannot answer at all (a bad key, an unreachable server, a replay-cache miss): the
+    batch stops with this error instead of recording a failure for every problem; what was already
+    recorded stays, and running again with the same run id resumes."""
 
 
 def folder_model(root: str | Path, backends: tuple[str, ...] | None = None) -> Callable[[Problem], list[Sample]]:
@@ -71,17 +82,40 @@ def torch_compile_model(problem: Problem) -> list[Sample]:
     return [Sample(0, Candidate(source=src, backend="torch", name=f"{problem.path.stem}__compile"))]
 
 
-def get_model(name: str, backends: tuple[str, ...] | None = None) -> Callable[[Problem], list[Sample]]:
+def get_model(name: str, backends: tuple[str, ...] | None = None, generation=None) -> Callable[[Problem], list[Sample]]:
+    """The model named ``name``. ``generation`` (a :class:`kbench_lib.generation.GenerationOptions`
+    or a dict of its fields) sets samples, sampling, prompt and cache for language models."""
+    from .generation.spec import is_language_model
+
+    if is_language_model(name):
+        from .generation import language_model
+
+        return language_model(name, generation)
     if name == "reference":
         return folder_model(SOLUTIONS, backends)
     if name == "torch-compile":
         return torch_compile_model
     if name.startswith("folder:"):
         return folder_model(name.split(":", 1)[1], backends)
-    raise ValueError(f"unknown model {name!r}: use reference, torch-compile or folder:<path>")
+    raise ValueError(f"unknown model {name!r}: use reference, torch-compile, folder:<path>, openai:MODEL[@BASE_URL], anthropic:MODEL or hf:PATH")
 
 
-MODELS = ("reference", "torch-compile", "folder:<path>")
+def iter_samples(generate, problems: Iterable[Problem], skip=frozenset()) -> Iterator[tuple[Problem, list[Sample], str | None]]:
+    """(problem, samples, error) for every problem, in the order they are ready. A model that
+    can work on many problems at once (``generate.stream``, the language models) does, and is not
+    asked again for (problem key, sample index) pairs in ``skip``. A model failing on one problem
+    gives that problem's error message; :class:`ModelUnavailable` stops the iteration."""
+    stream = getattr(generate, "stream", None)
+    if stream is not None:
+        yield from stream(list(problems), skip=skip)
+        return
+    for problem in problems:
+        try:
+            yield problem, generate(problem), None
+        except ModelUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - a model failing on one problem is recorded, not raised
+            yield problem, [], str(e)
 
 # What an offline model is for, shown where its verdicts appear (notebooks, figures)
 ROLES = {
@@ -98,4 +132,6 @@ NOTES = {
     ),
 }
 
-__all__ = ["Sample", "get_model", "folder_model", "compile_source", "detect_backend", "MODELS", "ROLES", "NOTES"]
+MODELS = ("reference", "torch-compile", "folder:<path>", "openai:MODEL[@BASE_URL]", "anthropic:MODEL", "hf:PATH")
+
+__all__ = ["Sample", "ModelUnavailable", "get_model", "iter_samples", "folder_model", "compile_source", "detect_backend", "MODELS", "ROLES", "NOTES"]

@@ -72,6 +72,15 @@ SCHEMA = pa.schema(
         ("timing_remeasured", pa.int32()),  # timed runs discarded as outliers and run again
         ("variants_declared", pa.list_(pa.string())),  # the problem's own variants in the judgement
         ("variants_derived", pa.list_(pa.string())),  # variants derived from its size constants (kbench_lib.variants)
+        # generation (language models; null for offline solvers): kbench_lib.generation.language_model
+        ("prompt_sha", pa.string()),  # SHA-256 of the messages sent
+        ("response_sha", pa.string()),  # SHA-256 of the response text
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),  # includes reasoning tokens where the provider counts them
+        ("reasoning_tokens", pa.int64()),
+        ("gen_latency_s", pa.float64()),  # seconds the request took when it was made (a replayed row keeps it)
+        ("gen_cost_usd", pa.float64()),  # estimate from list prices (kbench_lib.generation.pricing); null if unknown
+        ("gen_cached", pa.bool_()),  # the response came from the record/replay cache
     ]
 )
 
@@ -83,12 +92,14 @@ def truncate(text: str | None, limit: int = MAX_ERROR_CHARS) -> str | None:
     return text[:half] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-half:]
 
 
-def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=()) -> dict:
-    """A record row from a :class:`kbench_lib.judge.Verdict` (or its dict)."""
+def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=(),
+                     extra: dict | None = None) -> dict:
+    """A record row from a :class:`kbench_lib.judge.Verdict` (or its dict); ``extra`` fills
+    further columns of :data:`SCHEMA` (a sample's generation metadata), never the verdict's."""
     v = verdict if isinstance(verdict, dict) else verdict.to_dict()
     stats = v.get("runtime_stats") or {}
     env = v.get("env") or {}
-    return {
+    row = {
         "run_id": run_id,
         "model": model,
         "strategy": strategy,
@@ -143,6 +154,8 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "variants_declared": list(v.get("variants_declared") or []),
         "variants_derived": list(v.get("variants_derived") or []),
     }
+    row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
+    return row
 
 
 class RecordWriter:

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from . import build
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem
-from .models import get_model
+from .models import get_model, iter_samples
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
 from .records import RecordWriter, read_records, row_from_verdict
@@ -77,7 +77,7 @@ def _background_builds(jobs: list, device: str, opts: JudgeOptions, workers: int
 
 def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: JudgeOptions) -> Verdict:
     if sample is None or sample.candidate is None:
-        return _error_verdict(problem, "unknown", device, opts, "load_error", err or sample.error)
+        return _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
     if isinstance(prepared, str):  # the problem's reference could not be prepared
         return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
     try:
@@ -110,26 +110,26 @@ def run_batch(
     progress: bool = True,
     prebuild_jobs: int = 0,
     gpus: int | str | None = None,
+    generation=None,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
 
     The reference side of each problem (seeds, expected outputs, eager baseline) is prepared once
     and shared by its candidates. With ``gpus``, problems are spread over that many local GPUs,
     one judging thread each; every verdict is the same as on one GPU but for its timings.
-    ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on."""
+    ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
+    ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`)."""
     opts = opts or JudgeOptions()
     devices = batch_devices(opts, gpus)
     run_id = run_id or new_run_id()
     writer = RecordWriter(runs_root, run_id)
     done = read_records(runs_root, run_id)
     seen = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
-    generate = get_model(model, backends)
+    generate = get_model(model, backends, generation)
     groups: list[tuple[Problem, list]] = []
-    for problem in problems:
-        try:
-            jobs = [(problem, s, None) for s in generate(problem)]
-        except Exception as e:  # noqa: BLE001 - a model failing on one problem is recorded, not raised
-            jobs = [(problem, None, f"model {model} failed to produce a candidate: {e}")]
+    for problem, samples, err in iter_samples(generate, problems, skip={(p, i) for m, p, i in seen if m == model}):
+        jobs = [(problem, None, f"model {model} failed to produce a candidate: {err}")] if err is not None else []
+        jobs += [(problem, s, None) for s in samples]
         jobs = [j for j in jobs if (model, problem.key, j[1].index if j[1] else 0) not in seen]
         if jobs:
             groups.append((problem, jobs))
@@ -141,7 +141,8 @@ def run_batch(
     bar = tqdm(total=len(all_jobs), desc=f"judging ({model})", unit="cand", disable=not progress)
 
     def record(problem: Problem, sample, v: Verdict) -> None:
-        row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=sample.index if sample else 0, tags=problem.tags)
+        row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=sample.index if sample else 0, tags=problem.tags,
+                               extra=sample.meta if sample else None)
         with lock:
             writer.append(row)
             rows.append(row)

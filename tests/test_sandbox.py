@@ -1,3 +1,5 @@
+import json
+
 from kbench_lib import sandbox
 
 
@@ -65,3 +67,24 @@ def test_network_namespace_when_available(tmp_path):
     res = sandbox.run_isolated(_py(tmp_path, code), workdir=str(tmp_path / "w"), timeout_s=30)
     assert res.network_isolated
     assert "BLOCKED" in res.log
+
+
+def test_real_key_shaped_values_never_reach_the_candidate(tmp_path, monkeypatch):
+    """Keys shaped like real OpenAI, Anthropic and Hugging Face keys, under their usual names and
+    under names that do not look secret, are absent from the child's whole environment."""
+    keys = {
+        "OPENAI_API_KEY": "sk-proj-" + "Q2x7RtYu9IoP" * 4,
+        "ANTHROPIC_API_KEY": "sk-ant-api03-" + "Mn8Bv6Cx4Za2" * 7 + "-AbCdEf",
+        "HF_TOKEN": "hf_" + "LkJhGfDsAqWe" * 3,
+        "DEEPSEEK": "sk-" + "0f9e8d7c6b5a" * 3,  # a name with no secret marker: dropped by the allow-list
+        "LLM_ENDPOINT_CONFIG": "sk-ant-admin01-" + "Zz" * 40,
+    }
+    for name, value in keys.items():
+        monkeypatch.setenv(name, value)
+    code = "import os, json\nos.write(int(os.environ['KBENCH_MSG_FD']), (json.dumps(dict(os.environ)) + '\\n').encode())\n"
+    res = sandbox.run_isolated(_py(tmp_path, code), workdir=str(tmp_path / "w"), timeout_s=60)
+    assert res.returncode == 0 and res.messages
+    child_env = json.dumps(res.messages[0])
+    assert "PATH" in res.messages[0]
+    for name, value in keys.items():
+        assert value not in child_env and name not in res.messages[0]
