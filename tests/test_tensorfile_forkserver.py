@@ -1,0 +1,74 @@
+"""The raw tensor files outputs travel in, and the warm fork server workers start from."""
+import os
+import struct
+
+import pytest
+import torch
+
+from kbench_lib import sandbox, tensorfile
+
+
+def test_tensor_file_round_trip(tmp_path):
+    tree = {"outputs": [torch.randn(3, 5), torch.arange(7, dtype=torch.int64)[::2], torch.tensor([True, False]),
+                        torch.randn(4, dtype=torch.complex64), torch.randn(2, 2).bfloat16(), torch.empty(0, 3)],
+            "inputs_after": [{"shape": [3], "dtype": "torch.float32", "sums": [1, 2]}, None, 3.5]}
+    path = str(tmp_path / "x.kbt")
+    tensorfile.write(path, tree)
+    got = tensorfile.read(path)
+    for a, b in zip(tree["outputs"], got["outputs"]):
+        assert type(b) is torch.Tensor and b.dtype == a.dtype and b.shape == a.shape and torch.equal(a, b)
+    assert got["inputs_after"] == tree["inputs_after"]
+
+
+@pytest.mark.parametrize("damage", ["magic", "header_length", "nbytes", "dtype", "truncate"])
+def test_a_forged_tensor_file_is_an_error_not_a_result(tmp_path, damage):
+    path = str(tmp_path / "x.kbt")
+    tensorfile.write(path, {"outputs": [torch.ones(1000)]})
+    raw = bytearray(open(path, "rb").read())
+    (hlen,) = struct.unpack("<Q", raw[4:12])
+    header = raw[12:12 + hlen].decode()
+    if damage == "magic":
+        raw[:4] = b"XXXX"
+    elif damage == "header_length":
+        raw[4:12] = struct.pack("<Q", 1 << 40)
+    elif damage == "nbytes":
+        raw[12:12 + hlen] = header.replace('"nbytes": 4000', '"nbytes": 9000').encode()
+    elif damage == "dtype":
+        raw[12:12 + hlen] = header.replace('"torch.float32"', '"torch.float64"').encode()
+    else:
+        raw = raw[:200]
+    open(path, "wb").write(bytes(raw))
+    with pytest.raises(tensorfile.TensorFileError):
+        tensorfile.read(path)
+
+
+def _worker_job(tmp_path, code: str) -> str:
+    """A worker run whose 'candidate' is only a job.json the worker cannot parse: used to reach
+    the forked child; the tests below check the process handling, not the judge."""
+    d = tmp_path / "job"
+    d.mkdir()
+    (d / "job.json").write_text(code)
+    return str(d)
+
+
+def test_forked_worker_reports_its_exit_status_and_output(tmp_path):
+    wd = _worker_job(tmp_path, "not json")
+    res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd], workdir=wd, timeout_s=120)
+    assert not res.timed_out and res.returncode == 1  # the worker's own harness error
+    assert any(m.get("event") == "harness_error" for m in res.messages)
+    assert "JSONDecodeError" in res.log
+    server = sandbox._server(False)
+    assert server is not None and server.alive()
+
+
+def test_forked_worker_is_killed_at_its_time_limit(tmp_path, monkeypatch):
+    wd = _worker_job(tmp_path, "{}")
+    fifo = os.path.join(wd, "job.json")
+    os.unlink(fifo)
+    os.mkfifo(fifo)  # the worker blocks opening it: a hang before any candidate code
+    res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd], workdir=wd, timeout_s=3)
+    assert res.timed_out and res.wall_s < 60
+    (tmp_path / "b").mkdir()
+    wd2 = _worker_job(tmp_path / "b", "not json")
+    again = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd2], workdir=wd2, timeout_s=120)
+    assert not again.timed_out and again.returncode == 1  # the server still serves the next one
