@@ -22,7 +22,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import threading

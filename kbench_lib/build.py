@@ -107,3 +107,22 @@ def built_info(candidate: Candidate, device: str) -> dict:
         return json.loads((build_dir(candidate, device) / "built.json").read_text())
     except (OSError, ValueError):
         return {}
+
+
+def mark_failed(candidate: Candidate, device: str, failure: str, message: str, log: str) -> None:
+    """Remembers that a source's build failed as the compiler said (a compile error is as
+    deterministic as a success): a batch's background build and the judge's build stage, or a
+    resumed run, do not compile it again. Timeouts and crashes are not remembered."""
+    d = build_dir(candidate, device)
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f"failed.json.{os.getpid()}"
+    tmp.write_text(json.dumps({"failure": failure, "message": message[-8000:], "log": log[-20000:], "time": time.time()}))
+    tmp.replace(d / "failed.json")
+
+
+def build_failure(candidate: Candidate, device: str) -> dict | None:
+    """The remembered failure of this source's build, or None."""
+    try:
+        return json.loads((build_dir(candidate, device) / "failed.json").read_text())
+    except (OSError, ValueError):
+        return None

@@ -130,6 +130,22 @@ def _wait_and_exit(pid: int) -> None:
     os._exit(_status_code(status))
 
 
+def _enter_namespaces(libc, flags: int, rw: list[str]) -> bool:
+    """Unshares ``flags``; with a mount namespace makes every mount read-only except ``rw``; with a
+    PID namespace forks, the parent waiting and exiting with the child's status, and returns in
+    the child (PID 1 of the namespace) with a fresh /proc mounted. True when the file system is
+    read-only outside ``rw``."""
+    _unshare(libc, flags)
+    readonly = _readonly_except(libc, rw) if flags & CLONE_NEWNS else False
+    if flags & CLONE_NEWPID:
+        pid = os.fork()
+        if pid:
+            _wait_and_exit(pid)
+        if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+            os._exit(70)
+    return readonly
+
+
 def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int) -> None:
     """C1: runs in the forked child, never returns."""
     try:
@@ -142,16 +158,8 @@ def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int) -> No
         fs_readonly = False
         flags = isolation if req.get("isolate") else 0
         if flags:
-            _unshare(libc, flags)
-            if flags & CLONE_NEWNS:
-                fs_readonly = _readonly_except(libc, [os.path.realpath(d) for d in req.get("rw", [])])
-            if flags & CLONE_NEWPID:
-                pid = os.fork()
-                if pid:
-                    _wait_and_exit(pid)
-                # C2: PID 1 of the new namespace
-                if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
-                    os._exit(70)
+            fs_readonly = _enter_namespaces(libc, flags, [os.path.realpath(d) for d in req.get("rw", [])])
+            if flags & CLONE_NEWPID:  # this process is PID 1 of the namespace: it waits, the worker is its child
                 pid = os.fork()
                 if pid:
                     signal.signal(signal.SIGTERM, lambda *a: os._exit(143))
@@ -194,16 +202,8 @@ def _probe(isolation: int, cuda: bool) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            libc = _libc()
-            _unshare(libc, isolation)
-            if isolation & CLONE_NEWNS and not _readonly_except(libc, ["/dev/shm"] if os.path.isdir("/dev/shm") else []):
+            if not _enter_namespaces(_libc(), isolation, ["/dev/shm"] if os.path.isdir("/dev/shm") else []) and isolation & CLONE_NEWNS:
                 os._exit(3)
-            if isolation & CLONE_NEWPID:
-                inner = os.fork()
-                if inner:
-                    _wait_and_exit(inner)
-                if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
-                    os._exit(4)
             if cuda:
                 import torch
 

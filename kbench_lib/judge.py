@@ -18,7 +18,6 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import torch
 
 from . import build, guards, profiling, sandbox, tensorfile
 from .candidates import Candidate
@@ -471,6 +470,9 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     compile into the cache. A source built before is not built again."""
     if build.is_built(candidate, device):
         return BuildResult(cached=True)
+    known = build.build_failure(candidate, device)
+    if known:
+        return BuildResult(failure=known["failure"], message=known.get("message", ""), log=known.get("log", ""), cached=True)
     own = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-build-{os.getpid()}-", dir=_job_parent())) if own else Path(workdir)
     try:
@@ -490,6 +492,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             out.failure, out.message = "compile_error", f"build exceeded the {opts.build_timeout_s:g} s limit"
         elif fail:
             out.failure, out.message = fail["failure"], fail.get("message", "")
+            build.mark_failed(candidate, device, out.failure, out.message, out.log)
         elif not _last(res.messages, "built"):
             how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
             out.failure, out.message = "crash", f"candidate process {how} during build without reporting a result"

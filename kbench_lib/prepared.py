@@ -25,7 +25,7 @@ from . import baselines_store, profiling, roofline, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
-from .reference import Case, build_reference, make_case, set_flags, upstream_grads
+from .reference import Case, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from .tensors import TOLERANCE, nbytes, require_grad
 from .timing import Timing, time_callable
 
@@ -99,7 +99,8 @@ class PreparedProblem:
         return self._model
 
     def _inputs(self, spec: CaseSpec) -> list:
-        return build_reference(self.problem, spec.config, spec.init_seed, spec.input_seed, self.device, self.precision)[2]
+        """The input set of ``spec``, drawn again (cheaper on the device than keeping it)."""
+        return make_inputs(self.problem, spec.config, spec.input_seed, self.precision, self.device)
 
     def reference_ops(self) -> dict:
         """The compute ops of the reference's forward on the first timed input set."""

@@ -23,7 +23,6 @@ class Case:
     init_seed: int  # seeds the model's construction (both Model and ModelNew)
     input_seed: int  # seeds get_inputs()
     init_inputs: list
-    state_dict: dict  # unused since the worker builds the reference state itself (kept for callers)
     inputs: list  # fingerprints of the inputs (compare.fingerprint); non-tensor inputs as they are
     grad_output: list | None = None  # backward tasks: (shape, dtype) of each upstream gradient (upstream_grads)
     expected: list = field(default_factory=list)  # reference outputs (on the device or the CPU)
@@ -56,14 +55,19 @@ def build_reference(problem: Problem, config: Config, init_seed: int, input_seed
     ``init_seed`` (as the candidate's ModelNew is, so one that creates its parameters in the same
     order gets the same values) and moved to ``device``; the inputs are drawn on ``device``."""
     ns = instantiate(problem, config.overrides)
-    dtype = dtype_of(precision)
+    model, init_inputs = _seeded_model(ns, init_seed, precision)
+    inputs = cast_floating(_seeded_inputs(ns, input_seed, device), dtype_of(precision))
+    return model.to(device), init_inputs, inputs
+
+
+def _seeded_model(ns: dict, init_seed: int, precision: str):
+    """(model on the CPU in the run's precision, init_inputs), both made after ``init_seed``."""
     torch.manual_seed(init_seed)
     init_inputs = list(ns["get_init_inputs"]())
     torch.manual_seed(init_seed)
     model = ns["Model"](*init_inputs)
-    model = model.to(device=device, dtype=dtype) if dtype != torch.float32 else model.to(device)
-    inputs = cast_floating(_seeded_inputs(ns, input_seed, device), dtype)
-    return model, init_inputs, inputs
+    dtype = dtype_of(precision)
+    return (model.to(dtype=dtype) if dtype != torch.float32 else model), init_inputs
 
 
 def make_inputs(problem: Problem, config: Config, input_seed: int, precision: str = "fp32", device: str = "cpu") -> list:
@@ -75,14 +79,7 @@ def make_inputs(problem: Problem, config: Config, input_seed: int, precision: st
 def reference_state(problem: Problem, config: Config, init_seed: int, precision: str = "fp32") -> tuple[list, dict]:
     """(init_inputs, state_dict on the CPU) of the reference model built after ``init_seed``: what
     the candidate's ModelNew is given and loaded with."""
-    ns = instantiate(problem, config.overrides)
-    dtype = dtype_of(precision)
-    torch.manual_seed(init_seed)
-    init_inputs = list(ns["get_init_inputs"]())
-    torch.manual_seed(init_seed)
-    model = ns["Model"](*init_inputs)
-    if dtype != torch.float32:
-        model = model.to(dtype=dtype)
+    model, init_inputs = _seeded_model(instantiate(problem, config.overrides), init_seed, precision)
     return init_inputs, {k: v.detach() for k, v in model.state_dict().items()}
 
 
@@ -110,7 +107,6 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
         init_seed=init_seed,
         input_seed=input_seed,
         init_inputs=init_inputs,
-        state_dict={},
         inputs=[fingerprint(t) if isinstance(t, torch.Tensor) else t for t in inputs],
     )
     dev_inputs = inputs

@@ -37,17 +37,24 @@ def _error_verdict(problem: Problem, backend: str, device: str, opts: JudgeOptio
     )
 
 
+def start_builds(candidates: list, device: str, opts: JudgeOptions, workers: int):
+    """(pool, {kernel sha: future of its BuildResult}): every candidate that needs a build and has
+    none starts building on ``workers`` CPU threads (each build in its own isolated process) and
+    the caller goes on; failures are left for the judge to record."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {}
+    for c in candidates:
+        if c.sha not in futures and build.needs_build(c) and not build.is_built(c, device) and not build.build_failure(c, device):
+            futures[c.sha] = pool.submit(build_candidate, c, device, opts)
+    return pool, futures
+
+
 def prebuild(candidates: list, device: str, opts: JudgeOptions, jobs: int, progress: bool = True) -> dict:
-    """Builds many candidates at once (each in its own isolated process), so a batch on a
-    many-core machine does not compile one extension at a time. Failures are left for the judge
-    to record; returns {kernel sha: BuildResult}."""
-    todo = {c.sha: c for c in candidates if build.needs_build(c) and not build.is_built(c, device)}
-    results = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(build_candidate, c, device, opts): sha for sha, c in todo.items()}
-        for f in tqdm(as_completed(futures), total=len(futures), desc="building", unit="cand", disable=not progress):
-            results[futures[f]] = f.result()
-    return results
+    """Builds many candidates at once and waits for them; returns {kernel sha: BuildResult}."""
+    pool, futures = start_builds(candidates, device, opts, jobs)
+    with pool:
+        shas = {f: sha for sha, f in futures.items()}
+        return {shas[f]: f.result() for f in tqdm(as_completed(shas), total=len(shas), desc="building", unit="cand", disable=not progress)}
 
 
 def batch_devices(opts: JudgeOptions, gpus: int | str | None = None) -> list[str]:
@@ -59,20 +66,6 @@ def batch_devices(opts: JudgeOptions, gpus: int | str | None = None) -> list[str
     have = torch.cuda.device_count()
     n = have if str(gpus) == "all" else min(int(gpus), have)
     return [f"cuda:{i}" for i in range(max(1, n))]
-
-
-def _background_builds(jobs: list, device: str, opts: JudgeOptions, workers: int):
-    """Starts every candidate's build on the CPU cores at once; the judge waits only for the one it
-    judges next, so builds overlap with the judging of earlier candidates."""
-    if workers <= 0:
-        return None, {}
-    pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {}
-    for _, sample, _ in jobs:
-        c = sample.candidate if sample is not None else None
-        if c is not None and c.sha not in futures and build.needs_build(c) and not build.is_built(c, device):
-            futures[c.sha] = pool.submit(build_candidate, c, device, opts)
-    return pool, futures
 
 
 def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: JudgeOptions) -> Verdict:
@@ -134,7 +127,9 @@ def run_batch(
         if jobs:
             groups.append((problem, jobs))
     all_jobs = [j for _, jobs in groups for j in jobs]
-    pool, builds = _background_builds(all_jobs, devices[0], opts, prebuild_jobs if prebuild_jobs > 1 else 0)
+    # builds overlap with judging: the judge waits only for the candidate it judges next
+    pool, builds = (start_builds([s.candidate for _, s, _ in all_jobs if s is not None and s.candidate is not None], devices[0], opts, prebuild_jobs)
+                    if prebuild_jobs > 1 else (None, {}))
     rows: list[dict] = []
     lock = threading.Lock()
     todo = list(reversed(groups))

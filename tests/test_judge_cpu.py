@@ -146,3 +146,15 @@ def test_a_failed_run_still_reports_what_the_candidate_left_behind(scale_add_rel
     v = _judge(scale_add_relu, fixtures, "thread_then_fails_in_timing.py", fast_cpu_opts)
     assert not v.correct and v.failure == "oom", (v.failure, v.message[-300:])
     assert any(f.startswith("threads_started") for f in v.flags), v.flags
+
+
+def test_a_compile_error_is_remembered_not_compiled_again(scale_add_relu, fixtures, fast_cpu_opts):
+    from kbench_lib.candidates import Candidate
+
+    broken = load_candidate(fixtures / "bad_candidates" / "compile_error_cpp.py")
+    fresh = Candidate(broken.source + "\n# a source no other test has built\n", broken.backend)
+    first = judge(scale_add_relu, fresh, fast_cpu_opts)
+    again = judge(scale_add_relu, fresh, fast_cpu_opts)
+    assert first.failure == again.failure == "compile_error" and not again.compiled
+    assert again.build_cached and not first.build_cached
+    assert again.message == first.message and "error" in again.message and again.build_log == first.build_log
