@@ -37,7 +37,7 @@ from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
 from kbench_lib.problems import discover, load_problem  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.records import read_records, save_records  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
 ADV = REPO / "tests" / "adversarial"
@@ -143,6 +143,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             rows += got
     wall = time.monotonic() - started
     df = read_records(root, f"tp-{gpus}-{guards}")
+    if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
+        save_records(df, Path(args.records_dir) / f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}.parquet")
     per = [float(x) for x in df["judge_s"].dropna()]
     stages: dict[str, list[float]] = {}
     for st in df["judge_stages"]:
@@ -174,6 +176,7 @@ def main() -> None:
     ap.add_argument("--build-jobs", type=int, default=8)
     ap.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"))
     ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these (a smaller batch)")
+    ap.add_argument("--records-dir", default=None, help="also save each pass's records here as one parquet file")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     device = resolve_device(a.device)
