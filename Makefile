@@ -19,12 +19,12 @@ RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0$(comma) "torch-compile": 0},{"ref
 RUNS        := results/runs
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-unit test-notebooks lint-problems index gpu-test bench clean
+.PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
-	$(PY) -m pip install -q -e '.[test,lab,openai,anthropic,hf]'
+	$(PY) -m pip install -q -e '.[test,lab,browser,openai,anthropic,hf,ray]'
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (kbench)" >/dev/null
 	touch $@
 
@@ -35,8 +35,18 @@ run: setup
 	$(VENV)/bin/papermill notebooks/01_evaluate.ipynb $(RUNS)/$(RUN_ID)/01_evaluate.ipynb -k $(KERNEL) \
 	  --cwd notebooks -p run_id $(RUN_ID) -y '{"models": $(RUN_MODELS)}'
 	@echo "executed notebook, records and figures: $(RUNS)/$(RUN_ID)/"
+	$(if $(HAS_GPU),$(MAKE) search RUN_ID=$(RUN_ID)-search)
 
-test: setup test-unit lint-problems test-notebooks
+# one search (notebooks/03_strategies): evolve with the offline tuner over hand-written Triton solutions;
+# on a GPU at full size with a time share per problem, on the CPU the notebook's small defaults
+SEARCH_PARAMS ?= $(if $(HAS_GPU),{"filters": ["66_L2Normalize"$(comma) "88_LogSoftmax"$(comma) "93_KLDiv"$(comma) "96_Triplet"$(comma) "2_Gemm_BiasAdd_ReLU"$(comma) "8_Gemm_ResidualAdd_RMSNorm"]$(comma) "limit": 0$(comma) "params": {"population": 2$(comma) "generations": 50$(comma) "proposals": 2}$(comma) "budget": {"wall_s": 40}$(comma) "timing_budget_s": 0.5},{})
+search: setup
+	mkdir -p $(RUNS)/$(RUN_ID)
+	$(VENV)/bin/papermill notebooks/03_strategies.ipynb $(RUNS)/$(RUN_ID)/03_strategies.ipynb -k $(KERNEL) \
+	  --cwd notebooks -p run_id $(RUN_ID) -y '$(SEARCH_PARAMS)'
+	@echo "executed search notebook, records and figures: $(RUNS)/$(RUN_ID)/"
+
+test: setup browser test-unit lint-problems test-notebooks
 
 test-unit: setup
 	$(PY) -m pytest tests -q $(PYTEST_ARGS)
@@ -46,6 +56,19 @@ lint-problems: setup
 
 test-notebooks: setup
 	$(PY) -m pytest -q --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200 notebooks -p no:cacheprovider
+
+# Chromium for the explorer's browser test, from the OS's packages (Debian: chromium), when missing.
+# Without root or apt the test skips and says why; nothing else depends on it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 \
+	  || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	           || echo "browser: could not install chromium; the explorer's browser test will skip"; \
+	       else echo "browser: no chromium and no root/apt to install it; the explorer's browser test will skip"; fi; }
+
+# every figure and table of results/ from the committed records and baselines (results/figures/<device>/)
+figures: setup
+	$(PY) -m kbench_lib.analysis.figures --out results/figures
 
 index: setup
 	$(VENV)/bin/kbench index problems --out problems/index.csv

@@ -4,6 +4,7 @@
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
 #   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput]
+#   (solutions: TIME_VARIANTS=1 also times every variant, records' variant_speedups)
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -36,7 +37,7 @@ fi
 if [[ $what == all || $what == solutions ]]; then
   timeout "${SOLUTIONS_TIMEOUT:-560}" python3 -m kbench_lib.cli run problems --model reference --device cuda --build-jobs 14 \
     --run-id "${RUN_ID:-solutions}" --runs-root /tmp/runs --timing-budget "${TIMING_BUDGET:-2}" --quiet \
-    ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} 2>&1 | tail -5
+    ${SOLUTION_FILTER:+--filter $SOLUTION_FILTER} ${TIME_VARIANTS:+--time-variants} 2>&1 | tail -5
   tar -czf "$OUT/solutions-${RUN_ID:-solutions}-parts.tar.gz" -C /tmp/runs "${RUN_ID:-solutions}/records"
   python3 - "$OUT" <<'PY'
 import os, sys
@@ -46,6 +47,9 @@ save_records(df, f"{sys.argv[1]}/solutions-{os.environ.get('RUN_ID', 'solutions'
 import pandas as pd
 pd.set_option("display.width", 250); pd.set_option("display.max_colwidth", 60)
 print(df[["problem", "backend", "correct", "failure", "runtime_ms", "baseline_eager_ms", "speedup_eager"]].to_string())
+if df["variant_speedups"].notna().any():  # TIME_VARIANTS=1: the speedup on each variant
+    for _, r in df[df["variant_speedups"].notna()].iterrows():
+        print("variants", r["problem"], {k: round(s, 3) for k, s in r["variant_speedups"]})
 bad = df[~df['correct'] | df['flags'].apply(len).astype(bool)]
 for _, r in bad.iterrows():
     print("----", r["problem"], r["failure"], list(r["flags"])); print((r["message"] or "")[:1200])

@@ -2,6 +2,13 @@
 warm build cache, per backend, on this machine's device. Not a test: prints a table and writes JSON.
 
     python benchmarks/judge_speed.py --device cuda --repeat 3 --out judge_speed.json
+    # the throughput target: 8192x8192 fp32 problems, default options, warm candidates as a batch
+    # judges them (one prepared reference per problem, shared) and as `kbench eval` does (prepared
+    # afresh each time)
+    python benchmarks/judge_speed.py --suite 8192 --shared-reference both --repeat 3
+
+Each row carries the judge's own stages (``stage_s``) and the timing stage's phases (``timing_phase_s``:
+input sets, setup, warm-up, timed trials, device-busy clock, writing samples), all in wall seconds.
 """
 from __future__ import annotations
 
@@ -19,10 +26,16 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from kbench_lib.candidates import Candidate, load_candidate  # noqa: E402
-from kbench_lib.judge import JudgeOptions, judge  # noqa: E402
+from kbench_lib.judge import JudgeOptions, judge, prepare_problem  # noqa: E402
 from kbench_lib.problems import load_problem  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
+BENCH_FIX = REPO / "benchmarks" / "fixtures"
+SUITE_8192 = {  # problem file -> candidate file (benchmarks/fixtures)
+    "1_ReLU_8192.py": "relu_cuda.py",
+    "2_GELU_8192.py": "gelu_triton.py",
+    "3_Softmax_Rows_8192.py": "softmax_triton.py",
+}
 
 
 def candidates(device: str) -> dict[str, Candidate]:
@@ -36,6 +49,21 @@ def candidates(device: str) -> dict[str, Candidate]:
     return out
 
 
+def _pairs(a) -> list[tuple[str, object, Candidate]]:
+    """(label, problem, candidate) to judge."""
+    if a.suite == "8192":
+        return [(cand.split("_")[0] + "/" + cand.split("_")[1].split(".")[0], load_problem(BENCH_FIX / "problems" / "level1" / prob),
+                 load_candidate(BENCH_FIX / "candidates" / cand)) for prob, cand in SUITE_8192.items()]
+    problem = load_problem(FIX / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    return [(backend, problem, cand) for backend, cand in candidates(a.device).items() if not a.backends or backend in a.backends]
+
+
+def _options(a, timing: bool) -> JudgeOptions:
+    if a.suite == "8192":
+        return JudgeOptions(device=a.device, timing=timing)  # the target's "default options"
+    return JudgeOptions(device=a.device, timing=timing, timing_budget_s=2.0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
@@ -43,37 +71,58 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--backends", nargs="*", default=None, help="default: every fixture backend for the device")
     ap.add_argument("--timing", choices=["both", "on", "off"], default="both", help="judge with timing, without, or both")
+    ap.add_argument("--suite", choices=["fixture", "8192"], default="fixture",
+                    help="fixture: tests' 4096x4096 scale-add-relu, timing budget 2 s; 8192: the throughput target's "
+                         "8192x8192 ReLU (CUDA), GELU and row softmax (Triton) with default options")
+    ap.add_argument("--shared-reference", choices=["no", "yes", "both"], default="no",
+                    help="warm judges reuse one prepared reference per problem, as a batch does (yes), prepare their own "
+                         "as `kbench eval` does (no), or both")
     a = ap.parse_args()
-    problem = load_problem(FIX / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     os.environ["KBENCH_CACHE"] = tempfile.mkdtemp(prefix="kbench-bench-cache-")
     rows = []
-    for backend, cand in candidates(a.device).items():
-        if a.backends and backend not in a.backends:
-            continue
+    for label, problem, cand in _pairs(a):
         for timing in {"both": (True, False), "on": (True,), "off": (False,)}[a.timing]:
-            opts = JudgeOptions(device=a.device, timing=timing, timing_budget_s=2.0)
+            opts = _options(a, timing)
             t0 = time.monotonic()
             first = judge(problem, cand, opts)
             first_s = time.monotonic() - t0
-            warm = []
-            for _ in range(a.repeat):
-                t0 = time.monotonic()
-                v = judge(problem, cand, opts)
-                warm.append(time.monotonic() - t0)
-            rows.append({
-                "backend": backend, "timing": timing, "correct": v.correct, "first_judge_s": first_s,
-                "first_build_s": first.build_s, "warm_judge_s_median": statistics.median(warm), "warm_judge_s": warm,
-                "small": v.small, "device_name": v.device_name, "failure": v.failure, "flags": v.flags,
-                "stage_s_last": v.stage_s,
-            })
-            print(json.dumps(rows[-1], default=str), flush=True)
-    print(f"{'backend':8} {'timing':6} {'correct':7} {'first build s':>13} {'first judge s':>13} {'warm judge s':>12}")
+            for shared in {"no": (False,), "yes": (True,), "both": (False, True)}[a.shared_reference]:
+                prepared = None
+                prepare_s = None
+                if shared:
+                    t0 = time.monotonic()
+                    prepared = prepare_problem(problem, opts)
+                    prepare_s = time.monotonic() - t0
+                warm, verdicts = [], []
+                for _ in range(a.repeat):
+                    t0 = time.monotonic()
+                    v = judge(problem, cand, opts, prepared=prepared)
+                    warm.append(time.monotonic() - t0)
+                    verdicts.append(v)
+                v = verdicts[-1]
+                rows.append({
+                    "backend": label, "problem": problem.key, "timing": timing, "shared_reference": shared,
+                    "correct": all(x.correct for x in verdicts), "first_judge_s": first_s, "first_build_s": first.build_s,
+                    "prepare_s": prepare_s, "warm_judge_s_median": statistics.median(warm), "warm_judge_s": warm,
+                    "small": v.small, "device_name": v.device_name, "failure": v.failure,
+                    "flags": sorted({f for x in verdicts for f in x.flags}), "stage_s_last": v.stage_s,
+                    "timing_phase_s": (v.runtime_stats or {}).get("phase_s"),
+                    "warmup_calls": (v.runtime_stats or {}).get("warmup_calls"),
+                    "trials": (v.runtime_stats or {}).get("n_trials"), "remeasured": (v.runtime_stats or {}).get("remeasured"),
+                    "runtime_ms": v.runtime_ms, "baseline_ms": v.baseline_ms, "speedup": v.speedup,
+                })
+                print(json.dumps(rows[-1], default=str), flush=True)
+    print(f"{'backend':14} {'timing':6} {'shared':6} {'correct':7} {'first build s':>13} {'first judge s':>13} {'warm judge s':>12}")
     for r in rows:
         fb = f"{r['first_build_s']:.1f}" if r["first_build_s"] else "-"
-        print(f"{r['backend']:8} {str(r['timing']):6} {str(r['correct']):7} {fb:>13} {r['first_judge_s']:13.1f} {r['warm_judge_s_median']:12.2f}")
+        print(f"{r['backend']:14} {str(r['timing']):6} {str(r['shared_reference']):6} {str(r['correct']):7} {fb:>13} "
+              f"{r['first_judge_s']:13.1f} {r['warm_judge_s_median']:12.2f}")
         print("   stages (last warm judge):", r["stage_s_last"], r["failure"] or "", r["flags"] or "")
+        if r["timing_phase_s"]:
+            print("   timing phases:", r["timing_phase_s"], "warm-up calls", r["warmup_calls"], "trials", r["trials"],
+                  "remeasured", r["remeasured"])
     if a.out:
-        Path(a.out).write_text(json.dumps(rows, indent=1))
+        Path(a.out).write_text(json.dumps(rows, indent=1, default=str))
 
 
 if __name__ == "__main__":

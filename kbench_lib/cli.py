@@ -1,7 +1,8 @@
 """The ``kbench`` command line.
 
     kbench eval PROBLEM_FILE CANDIDATE_FILE [--backend ...] [--device ...] [--precision ...] [--json]
-    kbench run  PROBLEMS [--model SPEC] [--samples K] [--cache live|replay|refresh] [--run-id ID] ...
+    kbench run  PROBLEMS [--model SPEC] [--samples K] [--cache live|replay|refresh] [--run-id ID] [--ray [ADDRESS|auto]] ...
+                [--strategy single|refine|evolve|verify] [--verify ...] [--turns T] [--generations G] [--budget-* N]
     kbench lint PATH [--small] [--device ...] [--json]
     kbench index [PROBLEMS] [--out problems/index.csv]
 
@@ -27,7 +28,7 @@ def _judge_options(a):
     return JudgeOptions(
         device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
         build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, timing=not a.no_timing,
-        timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline,
+        timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline, time_variants=a.time_variants,
     )
 
 
@@ -44,6 +45,8 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most (default 10)")
     p.add_argument("--no-timing", action="store_true", help="check correctness only")
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
+    p.add_argument("--time-variants", action="store_true",
+                   help="also time the candidate and the eager baseline on every variant (per-variant speedups; costs a timing run per variant)")
 
 
 def cmd_eval(a) -> int:
@@ -87,8 +90,11 @@ def _checks_line(verdict, problem) -> str:
     size = "SMALL" if verdict.small else "full-size"
     planned = len(problem.small_variants if verdict.small else problem.variants)
     line = f"  checked {verdict.seeds_checked} input sets of the {size} configuration"
-    if planned:
+    derived = len(verdict.variants_derived)
+    if planned and not derived:
         line += f" and {verdict.variants_checked} of its {planned} shape variants"
+    elif derived:
+        line += f" and {verdict.variants_checked} shape variants ({planned} declared, {derived} derived from its size constants)"
     elif verdict.small and problem.variants:
         line += f"; its {len(problem.variants)} shape variants are full-size only (no SMALL_VARIANTS), checked with --full"
     else:
@@ -112,11 +118,18 @@ def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
     elif verdict.runtime_ms is not None:
         lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   "
                      f"timed by {TIMING_KINDS[kind]}: no kernel speedup")
+    lines += _variant_timing_lines(verdict, kind)
     if verdict.correct:
         lines.append(_checks_line(verdict, problem))
     else:
         lines.append("  judging stopped at the first failed check")
     return lines
+
+
+def _variant_timing_lines(verdict, kind: str) -> list[str]:
+    """--time-variants: one line per timed variant (a speedup only where the times are a kernel's)."""
+    return [f"    on {name}: runtime {t['runtime_ms']:.4f} ms   eager {t['baseline_ms']:.4f} ms"
+            + (f"   speedup {t['speedup']:.3g}x" if kind == "gpu" else "") for name, t in verdict.variant_timings.items()]
 
 
 def _selected_problems(a, verb: str) -> list:
@@ -146,10 +159,12 @@ def _generation_options(a) -> dict | None:
     return generation_options(a.device, samples=a.samples, temperature=a.temperature, max_tokens=a.max_tokens, seed=a.sample_seed,
                               backend=a.backend, hardware=a.hardware, shapes=not a.no_shapes, example=not a.no_example,
                               precision=a.precision, small=a.small, cache_mode=a.cache, cache_path=a.cache_path,
-                              concurrency=a.concurrency, timeout_s=a.request_timeout, max_retries=a.max_retries, progress=not a.quiet)
+                              concurrency=a.concurrency, queue_size=a.queue_size, timeout_s=a.request_timeout, max_retries=a.max_retries,
+                              progress=not a.quiet)
 
 
 def cmd_run(a) -> int:
+    from .cluster.errors import ClusterError
     from .generation.errors import MissingExtra
     from .generation.spec import SpecError
     from .models import ModelUnavailable
@@ -159,9 +174,13 @@ def cmd_run(a) -> int:
     backends = (a.backend,) if a.backend else None
     run_id = a.run_id or new_run_id()
     try:
-        run_id, rows = run_batch(problems, a.model, run_id=run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
-                                 progress=not a.quiet, prebuild_jobs=a.build_jobs, backends=backends, generation=_generation_options(a), gpus=a.gpus)
-    except (ModelUnavailable, MissingExtra, SpecError) as e:
+        if _searches(a):
+            rows = _run_strategy(a, problems, run_id, backends)
+        else:
+            run_id, rows = run_batch(problems, a.model, run_id=run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
+                                     progress=not a.quiet, prebuild_jobs=a.build_jobs, backends=backends, generation=_generation_options(a),
+                                     gpus=a.gpus, ray=a.ray)
+    except (ModelUnavailable, MissingExtra, SpecError, ClusterError) as e:
         print(f"kbench run: {e}", file=sys.stderr)
         print(f"kbench run: verdicts already recorded are kept; --run-id {run_id} resumes this run", file=sys.stderr)
         return 4
@@ -170,6 +189,61 @@ def cmd_run(a) -> int:
     if a.json:
         print(json.dumps({"run_id": run_id, "n": len(rows), "trusted": n_ok}))
     return 0
+
+
+def _searches(a) -> bool:
+    """Whether ``kbench run`` runs a search strategy (kbench_lib.strategies) rather than a plain batch."""
+    return a.strategy != "single" or a.verify is not None or a.model == "tune" or a.model.startswith("tune:")
+
+
+def _run_strategy(a, problems: list, run_id: str, backends) -> list[dict]:
+    from .runner import RUNS_ROOT
+    from .strategies import DEFAULT_VERIFIERS, run_strategy, strategy_params
+
+    wanted = {"samples": a.samples, "turns": a.turns, "chains": a.chains, "stop_when_correct": a.stop_when_correct or None,
+              "population": a.population, "generations": a.generations, "proposals": a.proposals, "translate_turns": a.translate_turns,
+              "crossover": a.crossover, "seed": a.search_seed}
+    if a.gpus not in (None, "1"):
+        print("kbench run: a search judges on one device; --gpus applies to plain batches only", file=sys.stderr)
+    takes = strategy_params(a.strategy)
+    params = {k: v for k, v in wanted.items() if k in takes and v is not None}
+    generation = _generation_options(a)
+    if generation is not None and "samples" in params:
+        generation["samples"] = 1  # the strategy asks for each sample itself
+    budget = {"proposals": a.budget_proposals, "judgements": a.budget_judgements, "wall_s": a.budget_wall}
+    verify = None if a.verify is None else (a.verify or list(DEFAULT_VERIFIERS))
+    _, rows = run_strategy(problems, a.model, a.strategy, params=params, budget=budget, verify=verify,
+                           verifier_model=a.verifier_model, ground_truth=a.ground_truth, feedback=a.feedback, run_id=run_id,
+                           runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a), generation=generation, backends=backends,
+                           cache_path=a.cache_path, cache_mode=a.cache, build_jobs=a.build_jobs, concurrency=a.parallel_problems,
+                           progress=not a.quiet)
+    return rows
+
+
+def _add_strategy_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("search strategies (kbench_lib.strategies)")
+    g.add_argument("--strategy", choices=["single", "refine", "evolve", "verify"], default="single",
+                   help="single: --samples independent samples; refine: --turns with judge feedback; evolve: translation then "
+                        "generations of mutations and crossovers; verify: single with LLM soft verifiers (default single)")
+    g.add_argument("--verify", nargs="*", default=None, choices=["compile", "memory", "numerics", "culprit"],
+                   help="soft verifiers checking each candidate before the judge (alone: compile memory numerics)")
+    g.add_argument("--verifier-model", default=None, help="the verifiers' language model (default: --model)")
+    g.add_argument("--ground-truth", action="store_true", help="judge candidates a verifier rejected too (measures the verifiers)")
+    g.add_argument("--feedback", choices=["profile", "execution", "none"], default="profile",
+                   help="what refinement and evolution prompts show of the judge's verdict (default profile: execution and profiler)")
+    g.add_argument("--turns", type=int, default=None, help="refine: turns per chain (default 3)")
+    g.add_argument("--chains", type=int, default=None, help="refine: independent chains per problem (default 1)")
+    g.add_argument("--stop-when-correct", action="store_true", help="refine: end a chain at its first correct, unflagged result")
+    g.add_argument("--population", type=int, default=None, help="evolve: translation samples and elite size (default 4)")
+    g.add_argument("--generations", type=int, default=None, help="evolve: generations after translation (default 3)")
+    g.add_argument("--proposals", type=int, default=None, help="evolve: proposals per generation (default 4)")
+    g.add_argument("--translate-turns", type=int, default=None, help="evolve: error-fixing rounds before a first correct kernel (default 2)")
+    g.add_argument("--crossover", type=float, default=None, help="evolve: chance a proposal is a crossover of two parents (default 0.3)")
+    g.add_argument("--search-seed", type=int, default=None, help="evolve: seed of parent selection and of the tuner's moves (default 0)")
+    g.add_argument("--budget-proposals", type=int, default=None, help="at most this many proposals per problem")
+    g.add_argument("--budget-judgements", type=int, default=None, help="at most this many judged candidates per problem")
+    g.add_argument("--budget-wall", type=float, default=None, help="at most this many seconds of search per problem")
+    g.add_argument("--parallel-problems", type=int, default=1, help="problems searched at once (language-model latency overlaps; default 1)")
 
 
 def cmd_lint(a) -> int:
@@ -250,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
     p.add_argument("--model", default="reference",
-                   help="reference, torch-compile, folder:PATH, openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
+                   help="reference, torch-compile, folder:PATH, tune[:PATH] (offline autotuner of the solutions), "
+                        "openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
     p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None,
                    help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")
     g = p.add_argument_group("language models")
@@ -265,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-shapes", action="store_true", help="leave the configurations (variants) out of the prompt")
     g.add_argument("--no-example", action="store_true", help="leave the worked example out of the prompt")
     g.add_argument("--concurrency", type=int, default=None, help="requests in flight at once (default: 8 OpenAI-compatible, 4 Anthropic, 1 hf)")
+    g.add_argument("--queue-size", type=int, default=None,
+                   help="answers that may wait for the judge before requests pause (default: twice the concurrency)")
     g.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request attempt (default 600)")
     g.add_argument("--max-retries", type=int, default=8, help="retries on 429, 5xx, timeouts and connection errors (default 8)")
     p.add_argument("--run-id", default=None)
@@ -272,9 +349,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel while judging goes on (default: one at a time)")
-    p.add_argument("--gpus", default=None, help="all or N: spread the problems over the first N local GPUs (default: the one device)")
+    p.add_argument("--gpus", default=None, help="all or N: spread the problems over the first N local GPUs (default: the one device); "
+                   "with --ray, at most N of the cluster's GPUs (default all)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="judge on a Ray cluster: auto (a running cluster), HOST:PORT or ray://...; alone, RAY_ADDRESS or a cluster "
+                        "started on this machine, else a new local one (docs/CLUSTER.md)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
+    _add_strategy_args(p)
     _add_judge_args(p)
     p.set_defaults(fn=cmd_run)
 

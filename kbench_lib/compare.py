@@ -22,6 +22,14 @@ def _plain(t) -> bool:
     return type(t) is torch.Tensor and not t.is_meta and t.layout == torch.strided
 
 
+def _together(ref: torch.Tensor, got: torch.Tensor, device: str | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``ref`` and ``got`` on one device for the arithmetic: ``device`` (the judge's GPU) for large
+    tensors or when they sit apart, else where the reference's copy is."""
+    if device is not None and (ref.numel() >= (1 << 16) or ref.device != got.device):
+        return ref.to(device), got.to(device)
+    return ref, got.to(ref.device) if got.device != ref.device else got
+
+
 def compare_tensor(expected, got, tol: float, what: str = "output", device: str | None = None) -> tuple[Mismatch | None, float | None]:
     """(mismatch or None, max absolute error). ``expected`` may also be a non-tensor value.
     ``device``: where the arithmetic runs (the judge's GPU: full-size outputs in float64 take
@@ -36,8 +44,7 @@ def compare_tensor(expected, got, tol: float, what: str = "output", device: str 
         return Mismatch("shape_mismatch", f"{what}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"), None
     if got.dtype != expected.dtype:
         return Mismatch("dtype_mismatch", f"{what}: expected dtype {expected.dtype}, got {got.dtype}"), None
-    if device is not None and expected.numel() >= (1 << 16):
-        expected, got = expected.to(device), got.to(device)
+    expected, got = _together(expected, got, device)
     if not expected.is_floating_point() and not expected.is_complex():
         bad = (got != expected)
         n_bad = int(bad.sum())
@@ -144,8 +151,7 @@ def unchanged(before: list, after: list, device: str | None = None) -> str | Non
                 continue
             if not _plain(a) or a.shape != b.shape or a.dtype != b.dtype:
                 return f"input {i} was replaced"
-            if device is not None and b.numel() >= (1 << 16):
-                a, b = a.to(device), b.to(device)
+            b, a = _together(b, a, device)
             if not torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) or not torch.equal(a.isnan(), b.isnan()):
                 return f"input {i} was modified in place"
     return None

@@ -51,7 +51,7 @@ MAX_MSG = 1 << 20
 # imported by the server before any fork (none of them initialises CUDA or starts a thread): the
 # profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
-                "torch.utils.cpp_extension", "sympy")
+                "torch.utils.cpp_extension", "sympy", "triton", "triton.language", "triton.compiler")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -141,15 +141,23 @@ def _enter_namespaces(libc, flags: int, rw: list[str]) -> bool:
         pid = os.fork()
         if pid:
             _wait_and_exit(pid)
+        _die_with_parent()  # PID 1 of the namespace: when it dies, the kernel kills every process in it
         if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
             os._exit(70)
     return readonly
 
 
-def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int) -> None:
+def _die_with_parent(expected_parent: int | None = None) -> None:
+    from .sandbox import die_with_parent
+
+    die_with_parent(expected_parent)
+
+
+def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int, server: int) -> None:
     """C1: runs in the forked child, never returns."""
     try:
         sock.close()
+        _die_with_parent(server)  # the server dies with the judge, every worker with the server
         os.setsid()
         from .sandbox import _limit_resources
 
@@ -164,6 +172,7 @@ def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int) -> No
                 if pid:
                     signal.signal(signal.SIGTERM, lambda *a: os._exit(143))
                     _wait_and_exit(pid)
+                _die_with_parent()
         _exec_worker(req, fds, fs_readonly)
     except BaseException as e:  # noqa: BLE001 - the child must never return into the server's loop
         try:
@@ -257,9 +266,10 @@ def serve(sock: socket.socket, cuda: bool) -> None:
         if not msg:
             return
         req = json.loads(msg)
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(req, fds, sock, isolation)
+            _child(req, fds, sock, isolation, server)
         for fd in fds:
             os.close(fd)
         children[pid] = req["id"]
@@ -281,7 +291,7 @@ class ForkServer:
     def __init__(self, cuda: bool, env: dict[str, str]):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0"],
+            [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0", str(os.getpid())],
             env=env, stdin=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
         )
         child.close()
@@ -350,6 +360,7 @@ class ForkServer:
 
 
 def main(argv: list[str]) -> None:
+    _die_with_parent(int(argv[2]) if len(argv) > 2 else None)  # the judge killed outright takes the server with it
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(argv[0]))
     try:
         serve(sock, argv[1] == "1")

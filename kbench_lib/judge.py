@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -27,6 +28,7 @@ from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
 from .reference import Case
 from .tensors import nbytes
+from .worker import timing_file
 
 FAILURES = (
     "compile_error", "load_error", "output_mismatch", "shape_mismatch", "dtype_mismatch", "nonfinite",
@@ -56,6 +58,9 @@ class JudgeOptions:
     timing_budget_s: float = 10.0
     target_rse: float = 0.005
     compile_baseline: bool = False  # measure torch.compile when no stored baseline exists
+    # also time the candidate and the eager baseline on every variant, each over never-seen input
+    # sets of its own (prepared.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
+    time_variants: bool = False
     baselines_root: str | None = None
     isolate_network: bool = True
     policy: guards.Policy = field(default_factory=guards.Policy)
@@ -92,6 +97,8 @@ class Verdict:
     variants_checked: int = 0
     variants_declared: list = field(default_factory=list)  # names of the problem's own variants in this judgement
     variants_derived: list = field(default_factory=list)  # names of variants derived from its size constants (variants.py)
+    # with time_variants: {variant name: {"runtime_ms", "baseline_ms", "speedup"}}, the eager speedup on each variant
+    variant_timings: dict = field(default_factory=dict)
     small: bool = False
     seed: int | None = None
     build_s: float | None = None
@@ -102,6 +109,13 @@ class Verdict:
     kernel_sha: str | None = None
     n_kernels: int | None = None  # device kernels launched by one forward (GPU only)
     custom_kernel_share: float | None = None  # share of that device time in kernels no ATen op launched
+    top_kernels: list = field(default_factory=list)  # [[kernel name, share of device time], ...], heaviest first (GPU only)
+    # what one forward ran (profiling.profile_call), the candidate's and the reference's: for the fusion analyses
+    profile_ops: dict | None = None  # lowest ATen compute ops the candidate's forward ran: {name: count}
+    profile_kernels: list | None = None  # its device kernels: [{name, op (launching ATen op or None), count, device_us}]
+    reference_ops: dict | None = None
+    reference_kernels: list | None = None
+    reference_n_kernels: int | None = None
     sol_ms: float | None = None
     stage_s: dict = field(default_factory=dict)  # seconds the judge spent in each stage (its own speed)
     notes: list = field(default_factory=list)  # information that does not affect trust
@@ -166,7 +180,10 @@ def _last(messages: list, event: str):
 def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: float) -> Verdict:
     """A worker that ended without a verdict of its own: timeout or crash."""
     stage = _last(res.messages, "stage")
-    where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if stage and "case" in stage else "") if stage else f"during {stage_default}"
+    where = f"during {stage_default}"
+    if stage:
+        where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
+        where += f" of {stage['config']}" if stage.get("stage") == "variant_timing" else ""
     if res.timed_out:
         return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
@@ -232,6 +249,8 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
         elif (prepared.problem.sha, prepared.device, prepared.precision, prepared.small) != (problem.sha, device, opts.precision, small):
             raise JudgeError(f"the prepared reference is for {prepared.problem.key} on {prepared.device} ({prepared.precision}), "
                              f"not {problem.key} on {device} ({opts.precision})")
+        elif not _plans_variant_timing(prepared, opts):
+            raise JudgeError(f"the prepared reference of {problem.key} was planned with time_variants={not opts.time_variants}")
         v.seed = prepared.seed
         return _judge(prepared, candidate, opts, v, workdir)
     finally:
@@ -247,6 +266,12 @@ def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: 
         return prepare(problem, device, opts, small, opts.seed)
     except ProblemError as e:
         raise JudgeError(str(e)) from e
+
+
+def _plans_variant_timing(prep: PreparedProblem, opts: JudgeOptions) -> bool:
+    """Whether a prepared problem's plan times the variants exactly when ``opts`` asks for it."""
+    has_variants = len({s.config.name for s in prep.specs}) > 1
+    return not (opts.timing and has_variants) or bool(prep.timed_variants) == bool(opts.time_variants)
 
 
 def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: float) -> None:
@@ -283,8 +308,10 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
+    allocating = None
     try:
         _write_job(wd, prep, candidate, opts)
+        allocating = _preallocate_outputs(wd, prep, opts)
         lap("write_job")
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
@@ -315,14 +342,74 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
             lap("recheck")
             _baselines(v, prep, opts)
             lap("baseline")
+            if prep.timed_variants:
+                if not _time_variants(v, res, prep, wd, opts):
+                    return v
+                lap("variant_timing")
         if opts.guards:
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
         else:
             v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
         return v
     finally:
+        if allocating is not None:
+            allocating.stop()
         if own_dir and not opts.keep_workdir:
             shutil.rmtree(wd, ignore_errors=True)
+
+
+PREALLOCATE_MIN = 16 << 20  # outputs smaller than this are cheap to write into fresh pages
+HEADER_ROOM = 1 << 20  # a tensor file's header and alignment, beyond its tensors' bytes
+PREALLOCATE_THREADS = 4
+
+
+class _Preallocation:
+    """Files allocated on a few threads (page zeroing is the kernel's work and scales with cores),
+    largest first; ``stop`` skips what is left and waits. The work must be over before the worker
+    times its calls: host work beside the timed calls delays their launches (it showed as a false
+    ``memoisation_suspected`` on an honest kernel when one thread was still allocating)."""
+
+    def __init__(self, files: list[tuple[Path, int]], threads: int):
+        self._stopped = threading.Event()
+        self._todo = sorted(files, key=lambda f: -f[1])
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, name="kbench-preallocate", daemon=True) for _ in range(threads)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            with self._lock:
+                if not self._todo:
+                    return
+                path, n = self._todo.pop(0)
+            tensorfile.preallocate(str(path), n)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        for t in self._threads:
+            t.join()
+
+
+def _preallocate_outputs(wd: Path, prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
+    """Allocates the pages of the worker's output files (each case's outputs and gradients, and the
+    timed samples) on a thread of the judge while the worker starts, so that the worker's
+    page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
+    if not prep.device.startswith("cuda"):
+        return None
+    (wd / "out").mkdir(exist_ok=True)
+
+    def size(c) -> int:
+        return nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads)
+
+    files = [(wd / "out" / f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
+    if opts.timing:
+        for k, (name, timed, _) in enumerate(prep.timing_groups):
+            files.append((wd / "out" / timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
+    files = [(p, n + HEADER_ROOM) for p, n in files if n >= PREALLOCATE_MIN]
+    if not files:
+        return None
+    return _Preallocation(files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
 
 
 def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, opts: JudgeOptions) -> bool:
@@ -371,11 +458,17 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
     prof = _last(res.messages, "profile")
     if opts.guards and not prof and any(prep.timed) and not any(f.startswith("profile_failed") for f in v.flags):
         v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
-    if not (prof and opts.policy.on("library_passthrough")):
+    if not prof:
         return
     cand = prof["profile"]
     v.n_kernels, v.custom_kernel_share = cand.get("n_kernels"), cand.get("custom_kernel_share")
-    same = profiling.passthrough(prep.reference_ops(), cand.get("ops", {}))
+    v.top_kernels = [[str(k)[:120], float(s)] for k, s in (cand.get("top_kernels") or [])[:5] if isinstance(s, (int, float))]
+    ref = prep.reference_profile()
+    v.profile_ops, v.profile_kernels = dict(cand.get("ops") or {}), list(cand.get("kernels") or [])
+    v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
+    if not opts.policy.on("library_passthrough"):
+        return
+    same = profiling.passthrough(ref["ops"], cand.get("ops", {}))
     share = v.custom_kernel_share
     if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
@@ -383,10 +476,11 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
 
 
-def _read(path: Path):
+def _read(path: Path, device: str | None = None):
+    """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
-        return tensorfile.read(str(path))
+        return tensorfile.read(str(path), device=device)
 
 
 def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
@@ -397,7 +491,7 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
         if prep.timed[i]:
             continue
         try:
-            got = _read(wd / "out" / f"case_{i}.kbt")
+            got = _read(wd / "out" / f"case_{i}.kbt", cmp_dev)
         except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
             _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
             return False
@@ -420,28 +514,52 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
 
 
 def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
-    """Re-checks the sampled timed outputs (phase detection, memoisation: THREATS #8, #9)."""
+    """The default configuration's timed outputs re-checked, and its time."""
+    if not _recheck_samples(v, res, prep, wd / "out" / "timing.kbt", opts, ""):
+        return False
+    stats = _last(res.messages, "timing")["timing"]
+    v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
+    return True
+
+
+def _recheck_samples(v: Verdict, res, prep: PreparedProblem, path: Path, opts: JudgeOptions, where: str) -> bool:
+    """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
+    THREATS #8, #9) and the inputs as the timed calls left them. ``where``: " on <variant>"."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     try:
-        tdata = _read(wd / "out" / "timing.kbt")
+        tdata = _read(path, cmp_dev)
     except (tensorfile.TensorFileError, OSError) as e:
-        _fail(v, "crash", f"no readable timing record: {e}", res.log)
+        _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
         return False
     samples = tdata.get("samples") if isinstance(tdata, dict) else None
     for idx, outs in (samples or {}).items():
         m, _ = compare_outputs(prep.cases[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
         if m:
-            _fail(v, "output_mismatch", f"output during timing differs from the reference: {m.message}", res.log)
+            _fail(v, "output_mismatch", f"output during timing{where} differs from the reference: {m.message}", res.log)
             return False
     for idx, after in ((tdata.get("inputs_after") if isinstance(tdata, dict) else None) or {}).items():
         changed = unchanged(prep.cases[int(idx)].inputs, after, cmp_dev)
         if changed:
-            _fail(v, "input_mutated", f"during timing: {changed}", res.log)
+            _fail(v, "input_mutated", f"during timing{where}: {changed}", res.log)
             return False
     if opts.guards and not samples:
-        v.flags.append("timing_unchecked: no timed output could be sampled for re-checking")
-    stats = _last(res.messages, "timing")["timing"]
-    v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
+        v.flags.append(f"timing_unchecked: no timed output{where} could be sampled for re-checking")
+    return True
+
+
+def _time_variants(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+    """``time_variants``: each variant's timed outputs re-checked as the default's are (a wrong
+    output there fails the candidate), its time, the eager baseline's on the same sets, the speedup."""
+    reported = {m.get("config"): m.get("timing") for m in res.messages if isinstance(m, dict) and m.get("event") == "variant_timing"}
+    for name, timed, _ in prep.timed_variants:
+        stats = reported.get(name)
+        if not isinstance(stats, dict) or not stats.get("median_ms"):
+            _fail(v, "crash", f"the worker reported no timing of variant {name}", res.log)
+            return False
+        if not _recheck_samples(v, res, prep, wd / "out" / timing_file(timed, name), opts, f" on {name}"):
+            return False
+        base = prep.variant_baseline(name, opts).median_ms
+        v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"]}
     return True
 
 

@@ -31,6 +31,23 @@ class Sample:
     meta: dict = field(default_factory=dict, compare=False)  # generation columns of the record (prompt_sha, tokens ...)
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """One sample as it arrives from a model, for a runner that judges while the model generates:
+    ``sample`` (None when the model failed on the whole problem: ``error`` says why, and the
+    record takes sample index 0), and ``last``: no more arrivals follow for ``problem`` (its
+    prepared reference may be released)."""
+
+    problem: Problem
+    sample: Sample | None
+    error: str | None = None
+    last: bool = True
+
+    @property
+    def index(self) -> int:
+        return self.sample.index if self.sample is not None else 0
+
+
 class ModelUnavailable(Exception):
     """The model cannot answer at all (a bad key, an unreachable server, a replay-cache miss): the
     batch stops with this error instead of recording a failure for every problem; what was already
@@ -117,6 +134,33 @@ def iter_samples(generate, problems: Iterable[Problem], skip=frozenset()) -> Ite
         except Exception as e:  # noqa: BLE001 - a model failing on one problem is recorded, not raised
             yield problem, [], str(e)
 
+def iter_arrivals(generate, problems: Iterable[Problem], skip=frozenset()) -> Iterator[Arrival]:
+    """Every sample of every problem as an :class:`Arrival`, as soon as it exists, leaving out
+    (problem key, sample index) pairs in ``skip``. A model that generates concurrently
+    (``generate.arrivals``, the language models) is asked for all problems at once and its samples
+    come in the order they are answered; any other model is called one problem at a time, lazily.
+    A model failing on one problem gives one arrival with its error; :class:`ModelUnavailable`
+    stops the iteration."""
+    arrivals = getattr(generate, "arrivals", None)
+    if arrivals is not None:
+        yield from arrivals(list(problems), skip=skip)
+        return
+    for problem in problems:
+        try:
+            samples, error = generate(problem), None
+        except ModelUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - a model failing on one problem is recorded, not raised
+            samples, error = [], str(e)
+        if error is not None:
+            if (problem.key, 0) not in skip:
+                yield Arrival(problem, None, error)
+            continue
+        samples = [s for s in samples if (problem.key, s.index) not in skip]
+        for n, s in enumerate(samples):
+            yield Arrival(problem, s, last=n == len(samples) - 1)
+
+
 # What an offline model is for, shown where its verdicts appear (notebooks, figures)
 ROLES = {
     "reference": "hand-written",
@@ -134,4 +178,4 @@ NOTES = {
 
 MODELS = ("reference", "torch-compile", "folder:<path>", "openai:MODEL[@BASE_URL]", "anthropic:MODEL", "hf:PATH")
 
-__all__ = ["Sample", "ModelUnavailable", "get_model", "iter_samples", "folder_model", "compile_source", "detect_backend", "MODELS", "ROLES", "NOTES"]
+__all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source", "detect_backend", "MODELS", "ROLES", "NOTES"]

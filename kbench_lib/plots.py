@@ -80,10 +80,12 @@ def save(fig, path_stem: str | Path) -> list[Path]:
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for ext, meta in (("pdf", {"CreationDate": None, "ModDate": None, "Producer": "kbench"}), ("png", {"Software": "kbench"})):
-        p = stem.with_suffix(f".{ext}")
-        fig.savefig(p, metadata=meta, bbox_inches="tight", pad_inches=0.02)
-        out.append(p)
+    # fonts embedded as TrueType (42), not Type 3: the setting is read when the file is written
+    with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.hashsalt": STYLE["svg.hashsalt"]}):
+        for ext, meta in (("pdf", {"CreationDate": None, "ModDate": None, "Producer": "kbench"}), ("png", {"Software": "kbench"})):
+            p = stem.with_suffix(f".{ext}")
+            fig.savefig(p, metadata=meta, bbox_inches="tight", pad_inches=0.02)
+            out.append(p)
     return out
 
 

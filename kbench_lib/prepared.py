@@ -3,11 +3,12 @@ of that problem in a batch.
 
 For one (problem, device, precision, size, seed set) it holds the plan of cases (the default
 configuration over ``n_seeds`` input sets, every variant, and ``timing_sets`` input sets only the
-timed calls see), the reference's expected outputs (on the judge's GPU when it has one: the
-comparison runs there, and the judge's host memory stays small), fingerprints of every input set
-and of the reference state (the candidate's worker draws the same inputs and builds the same state
-itself, and proves it), the eager baseline timed once over the same rotation, the reference's
-compute ops, and the roofline bound.
+timed calls see; with ``time_variants``, :data:`VARIANT_TIMING_SETS` more for each variant), the
+reference's expected outputs (on the judge's GPU when it has one: the comparison runs there, and
+the judge's host memory stays small), fingerprints of every input set and of the reference state
+(the candidate's worker draws the same inputs and builds the same state itself, and proves it),
+the eager baseline timed once over the same rotation (and once per variant, with
+``time_variants``), the reference's compute ops, and the roofline bound.
 
 Seeds are drawn fresh for each prepared problem (each batch) unless given; the candidate's worker
 learns them only inside its own sandbox, where it draws its inputs before any candidate code runs.
@@ -28,8 +29,10 @@ from .provenance import device_name
 from .reference import Case, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from .tensors import TOLERANCE, nbytes, require_grad
 from .timing import Timing, time_callable
+from .worker import timing_groups
 
 DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory
+VARIANT_TIMING_SETS = 3  # never-seen input sets per variant for its timed rotation (``time_variants``)
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,31 @@ class CaseSpec:
 
 
 def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
-               device: str | None = None) -> list[CaseSpec]:
+               device: str | None = None, variant_timing_sets: int = 0) -> list[CaseSpec]:
     """The default configuration with ``n_seeds`` input sets over one model, every variant with
-    ``variant_seeds`` sets, and ``timing_sets`` more default sets that only the timed calls see."""
+    ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed calls see, then
+    ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
+    the variants. Timed sets come last, the default configuration's first."""
     configs = problem.configs(small=small, device=device)
-    out = [CaseSpec(configs[0], base, base + 1 + 7919 * k, False) for k in range(n_seeds)]
+
+    def sets(v: int, cfg: Config, first: int, n: int, timed: bool) -> list[CaseSpec]:
+        init = base + 104729 * v
+        return [CaseSpec(cfg, init, init + 1 + 7919 * k, timed) for k in range(first, first + n)]
+
+    out = sets(0, configs[0], 0, n_seeds, False)
     for v, cfg in enumerate(configs[1:], start=1):
-        out += [CaseSpec(cfg, base + 104729 * v, base + 104729 * v + 1 + 7919 * k, False) for k in range(variant_seeds)]
-    out += [CaseSpec(configs[0], base, base + 1 + 7919 * (n_seeds + k), True) for k in range(timing_sets)]
+        out += sets(v, cfg, 0, variant_seeds, False)
+    out += sets(0, configs[0], n_seeds, timing_sets, True)
+    for v, cfg in enumerate(configs[1:], start=1):
+        out += sets(v, cfg, variant_seeds, variant_timing_sets, True)
     return out
+
+
+def timed_groups(specs: list[CaseSpec]) -> list[tuple[str, list[int], list[int]]]:
+    """(configuration name, indices of its timed sets, indices of its checked sets) for every
+    configuration with timed sets, the default configuration first: what the worker times, and
+    what the judge re-checks and times the baseline on (the worker's own rule, on the same plan)."""
+    return timing_groups([{"config": s.config.name, "timed": s.timed} for s in specs])
 
 
 @dataclass
@@ -71,6 +90,7 @@ class PreparedProblem:
     _model: object = None
     _baseline: Timing | None = None
     _baseline_error: str | None = None
+    _variant_baselines: dict = field(default_factory=dict)  # config name -> Timing
     _ref_ops: dict | None = None
     _compile_ms: dict = field(default_factory=dict)
 
@@ -81,6 +101,16 @@ class PreparedProblem:
     @property
     def tolerance(self) -> float:
         return TOLERANCE[self.precision]
+
+    @property
+    def timing_groups(self) -> list[tuple[str, list[int], list[int]]]:
+        """:func:`timed_groups` of the plan: the default configuration, then any timed variant."""
+        return timed_groups(self.specs)
+
+    @property
+    def timed_variants(self) -> list[tuple[str, list[int], list[int]]]:
+        """The variants with timed sets of their own (``time_variants``)."""
+        return self.timing_groups[1:]
 
     def job_cases(self) -> list[dict]:
         """What the candidate's worker is told about each case: how to draw its inputs and build
@@ -102,19 +132,30 @@ class PreparedProblem:
         """The input set of ``spec``, drawn again (cheaper on the device than keeping it)."""
         return make_inputs(self.problem, spec.config, spec.input_seed, self.precision, self.device)
 
-    def reference_ops(self) -> dict:
-        """The compute ops of the reference's forward on the first timed input set."""
+    def reference_profile(self) -> dict:
+        """The profile of the reference's forward on the first timed input set
+        (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
         if self._ref_ops is None:
             spec = next(s for s in self.specs if s.timed)
             with torch.no_grad():
-                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device)["ops"]
+                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device)
         return self._ref_ops
+
+    def reference_ops(self) -> dict:
+        """The compute ops of the reference's forward on the first timed input set."""
+        return self.reference_profile()["ops"]
 
     def baseline(self, opts) -> Timing:
         """The eager baseline over the same rotation the candidate is timed on, measured once."""
         if self._baseline is None:
             self._baseline = self._time_reference(opts)
         return self._baseline
+
+    def variant_baseline(self, config: str, opts) -> Timing:
+        """The eager baseline on one variant's timed sets (``time_variants``), measured once."""
+        if config not in self._variant_baselines:
+            self._variant_baselines[config] = self._time_reference(opts, config=config)
+        return self._variant_baselines[config]
 
     def compile_baseline_ms(self, opts) -> float | None:
         """torch.compile's time: the stored baseline for this device, else (``compile_baseline``)
@@ -129,29 +170,16 @@ class PreparedProblem:
             self._compile_ms["ms"] = ms
         return self._compile_ms["ms"]
 
-    def _time_reference(self, opts, compile_model: bool = False) -> Timing:
-        timed = [s for s in self.specs if s.timed]
-        warm = [s for s in self.specs if not s.timed and s.config == self.specs[0].config]
-        sets, warm_sets = [self._inputs(s) for s in timed], [self._inputs(s) for s in warm]
-        model = self.reference_model()
+    def _time_reference(self, opts, compile_model: bool = False, config: str | None = None) -> Timing:
+        """The reference timed on ``config``'s timed sets (default: the default configuration's),
+        warmed up on its checked sets, as the worker times the candidate."""
+        groups = timed_groups(self.specs)
+        name, timed, warm = next(g for g in groups if g[0] == config) if config else groups[0]
+        model = self.reference_model() if name == groups[0][0] else self._variant_model(timed[0])
         if compile_model:
             model = torch.compile(model)
-        if self.problem.task == "backward":
-            cases = dict(zip(self.specs, self.cases))
-            for group, specs in ((sets, timed), (warm_sets, warm)):
-                for s, spec in zip(group, specs):
-                    require_grad(s)
-                    s.append(upstream_grads(cases[spec].grad_output, spec.input_seed, self.device))
-
-            def call(*args):
-                model.zero_grad(set_to_none=True)
-                out = model(*args[:-1])
-                torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out], args[-1])
-                return out
-        else:
-            def call(*inputs):
-                with torch.no_grad():
-                    return model(*inputs)
+        sets, warm_sets = self._timing_sets(timed), self._timing_sets(warm)
+        call = _backward_call(model) if self.problem.task == "backward" else _forward_call(model)
         set_flags()
         threads = torch.get_num_threads()
         if self.device == "cpu":
@@ -164,12 +192,44 @@ class PreparedProblem:
         finally:
             torch.set_num_threads(threads)
 
+    def _variant_model(self, index: int):
+        s = self.specs[index]
+        return build_reference(self.problem, s.config, s.init_seed, s.input_seed, self.device, self.precision)[0]
+
+    def _timing_sets(self, indices: list[int]) -> list[list]:
+        """The input sets of these cases, drawn again; for a backward task each carries its
+        upstream gradient as its last element."""
+        out = []
+        for i in indices:
+            inputs = self._inputs(self.specs[i])
+            if self.problem.task == "backward":
+                require_grad(inputs)
+                inputs.append(upstream_grads(self.cases[i].grad_output, self.specs[i].input_seed, self.device))
+            out.append(inputs)
+        return out
+
     def release(self) -> None:
         """Frees what this problem holds on the device (the next problem's turn)."""
         self.cases.clear()
         self._model = None
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
+
+
+def _forward_call(model):
+    def call(*inputs):
+        with torch.no_grad():
+            return model(*inputs)
+    return call
+
+
+def _backward_call(model):
+    def call(*args):
+        model.zero_grad(set_to_none=True)
+        out = model(*args[:-1])
+        torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out], args[-1])
+        return out
+    return call
 
 
 def _fits_on_device(device: str, need: int) -> bool:
@@ -183,7 +243,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot)."""
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
-    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0, device)
+    per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0
+    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0, device, per_variant)
     on_device = device.startswith("cuda")
     cases: list[Case] = []
     try:

@@ -51,6 +51,48 @@ def compute_ops(events) -> Counter:
     return counts
 
 
+MAX_KERNEL_ROWS = 64  # distinct kernels kept per profile (longest device time first)
+MAX_KERNEL_NAME = 240
+
+
+def _kernel_rows(events) -> list[dict]:
+    """Every device kernel of a profile, one entry per (full name, launching ATen op or None),
+    with ``count`` and ``device_us`` summed, the longest first."""
+    launched_by = {}
+    for e in events:
+        if e.device_type == torch.autograd.DeviceType.CPU and e.name.startswith("aten::"):
+            for k in getattr(e, "kernels", None) or []:
+                launched_by.setdefault(k.name, e.name)
+    rows: dict = {}
+    for e in events:
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        op = launched_by.get(e.name)
+        r = rows.setdefault((e.name, op), {"name": e.name, "op": op, "count": 0, "device_us": 0.0})
+        r["count"] += 1
+        r["device_us"] += float(e.time_range.elapsed_us())
+    return sorted(rows.values(), key=lambda r: (-r["device_us"], r["name"]))
+
+
+def kernel_table(events, rows: list[dict] | None = None) -> list[dict]:
+    """The device kernels of a profile, one entry per (name, launching op): ``name`` (cut to
+    :data:`MAX_KERNEL_NAME` characters), ``op`` (the ATen op that launched it, ``None`` for a kernel
+    no ATen op launched: a custom or compiler-generated kernel), ``count`` and ``device_us`` summed.
+    At most :data:`MAX_KERNEL_ROWS` entries, the longest first. Used by the fusion analyses."""
+    rows = _kernel_rows(events) if rows is None else rows
+    return [{**r, "name": r["name"][:MAX_KERNEL_NAME]} for r in rows[:MAX_KERNEL_ROWS]]
+
+
+def top_kernels(events, n: int = 5, name_chars: int = 120, rows: list[dict] | None = None) -> list[list]:
+    """The ``n`` device kernels that took most of the call's device time: ``[[name, share], ...]``
+    (what a refinement prompt shows the model; names cut to ``name_chars``)."""
+    by_name: Counter = Counter()
+    for r in _kernel_rows(events) if rows is None else rows:
+        by_name[r["name"][:name_chars]] += r["device_us"]
+    total = sum(by_name.values())
+    return [[name, round(t / total, 4)] for name, t in by_name.most_common(n)] if total > 0 else []
+
+
 def kernel_stats(events) -> tuple[int | None, float | None]:
     """(number of device kernels, share of device time in kernels no ATen op launched)."""
     kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -83,7 +125,8 @@ def _quiet_stderr():
 
 
 def profile_call(fn, inputs: list, device: str, quiet: bool = True) -> dict:
-    """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None}."""
+    """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None,
+    'kernels': :func:`kernel_table`}."""
     activities = [ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
@@ -93,7 +136,9 @@ def profile_call(fn, inputs: list, device: str, quiet: bool = True) -> dict:
             torch.cuda.synchronize()
     events = prof.events()
     n, share = kernel_stats(events)
-    return {"ops": dict(compute_ops(events)), "n_kernels": n, "custom_kernel_share": share}
+    rows = _kernel_rows(events)
+    return {"ops": dict(compute_ops(events)), "n_kernels": n, "custom_kernel_share": share,
+            "top_kernels": top_kernels(events, rows=rows), "kernels": kernel_table(events, rows=rows)}
 
 
 def passthrough(reference_ops: dict, candidate_ops: dict) -> list[str]:

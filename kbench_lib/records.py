@@ -16,6 +16,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 MAX_ERROR_CHARS = 4000
+MAX_SOURCE_CHARS = 200_000
+
+# one device kernel of a profile (kbench_lib.profiling.kernel_table)
+KERNELS = pa.list_(pa.struct([("name", pa.string()), ("op", pa.string()), ("count", pa.int32()), ("device_us", pa.float64())]))
 
 SCHEMA = pa.schema(
     [
@@ -81,6 +85,34 @@ SCHEMA = pa.schema(
         ("gen_latency_s", pa.float64()),  # seconds the request took when it was made (a replayed row keeps it)
         ("gen_cost_usd", pa.float64()),  # estimate from list prices (kbench_lib.generation.pricing); null if unknown
         ("gen_cached", pa.bool_()),  # the response came from the record/replay cache
+        ("top_kernels", pa.map_(pa.string(), pa.float64())),  # the profiled forward's heaviest device kernels: share of device time
+        # search strategies (kbench_lib.strategies; null for a plain batch)
+        ("proposal", pa.int32()),  # order of the proposal in its problem's search, from 0
+        ("proposal_id", pa.string()),  # e.g. "p7": unique within (run, model, problem)
+        ("parent_ids", pa.list_(pa.string())),  # the proposals this one was made from (refined, mutated, crossed)
+        ("operation", pa.string()),  # sample, refine, translate, mutate, crossover
+        ("judged", pa.bool_()),  # False: a verifier rejected it and the judge never ran it (failure verifier_rejected)
+        ("verify_decisions", pa.map_(pa.string(), pa.string())),  # verifier -> "pass" or "fail"
+        ("verify_reasons", pa.string()),
+        ("verify_prompt_tokens", pa.int64()),
+        ("verify_completion_tokens", pa.int64()),
+        ("knobs", pa.map_(pa.string(), pa.int64())),  # the offline tuner's constants for this candidate
+        ("strategy_params", pa.string()),  # JSON of the strategy's parameters and budget
+        # what one forward ran (kbench_lib.profiling.profile_call), for the fusion analyses (kbench_lib.analysis.fusion);
+        # null in records written before these columns and where no profile was taken (a failed candidate, guards off)
+        ("profile_ops", pa.map_(pa.string(), pa.int32())),  # the candidate's lowest ATen compute ops: {name: count}
+        ("profile_kernels", KERNELS),  # its device kernels, one entry per (name, launching ATen op; null: its own)
+        ("reference_ops", pa.map_(pa.string(), pa.int32())),  # the same for the reference's forward
+        ("reference_kernels", KERNELS),
+        ("reference_n_kernels", pa.int32()),
+        # what was judged, for the explorer (kbench_lib.analysis.sources); null in older records
+        ("candidate_source", pa.string()),  # the candidate's source (cut to MAX_SOURCE_CHARS)
+        ("problem_path", pa.string()),  # the problem file judged against
+        # generalisation timing (JudgeOptions.time_variants; null without it): per variant name, over
+        # never-seen input sets of that variant, for kbench_lib.analysis.scaling.variant_speedups
+        ("variant_speedups", pa.map_(pa.string(), pa.float64())),  # eager baseline time / candidate time
+        ("variant_runtime_ms", pa.map_(pa.string(), pa.float64())),  # the candidate's median
+        ("variant_baseline_ms", pa.map_(pa.string(), pa.float64())),  # the eager baseline's median
     ]
 )
 
@@ -90,6 +122,16 @@ def truncate(text: str | None, limit: int = MAX_ERROR_CHARS) -> str | None:
         return text
     half = limit // 2
     return text[:half] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-half:]
+
+
+def _pairs(counts: dict | None):
+    """A {name: count} dict as the (key, value) pairs of a parquet map column; None stays None."""
+    return None if counts is None else sorted((str(k), int(n)) for k, n in counts.items())
+
+
+def _variant_column(timings: dict | None, key: str):
+    """One quantity of a verdict's ``variant_timings`` as map pairs; None where no variant was timed."""
+    return sorted((str(name), float(t[key])) for name, t in timings.items()) if timings else None
 
 
 def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=(),
@@ -153,6 +195,15 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "timing_remeasured": stats.get("remeasured"),
         "variants_declared": list(v.get("variants_declared") or []),
         "variants_derived": list(v.get("variants_derived") or []),
+        "top_kernels": [(str(k), float(share)) for k, share in (v.get("top_kernels") or [])] or None,
+        "profile_ops": _pairs(v.get("profile_ops")),
+        "profile_kernels": v.get("profile_kernels"),
+        "reference_ops": _pairs(v.get("reference_ops")),
+        "reference_kernels": v.get("reference_kernels"),
+        "reference_n_kernels": v.get("reference_n_kernels"),
+        "variant_speedups": _variant_column(v.get("variant_timings"), "speedup"),
+        "variant_runtime_ms": _variant_column(v.get("variant_timings"), "runtime_ms"),
+        "variant_baseline_ms": _variant_column(v.get("variant_timings"), "baseline_ms"),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

@@ -1,5 +1,9 @@
 """Batches: judge every candidate a model gives for every problem, recording each verdict at once.
 
+Generation and judging overlap: the model's samples are taken as they arrive
+(:func:`kbench_lib.models.iter_arrivals`; a language model asks for all of them concurrently), a
+sample's build starts as soon as its code is there, and judging starts on the first one.
+
 A bad problem or candidate never stops the batch and never loses a record: it becomes a row with a
 failure category and a message. A run is resumable: rows already recorded for (model, problem,
 sample) are skipped when the same run_id is used again.
@@ -9,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 import traceback
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -18,12 +23,14 @@ from tqdm.auto import tqdm
 
 from . import build
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem
-from .models import get_model, iter_samples
+from .lanes import JudgeLanes, LanesAborted
+from .models import get_model, iter_arrivals
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
-from .records import RecordWriter, read_records, row_from_verdict
+from .records import MAX_SOURCE_CHARS, RecordWriter, read_records, row_from_verdict
 
 RUNS_ROOT = Path(__file__).resolve().parent.parent / "results" / "runs"
+PENDING_PER_DEVICE = 32  # samples taken from the model and not yet judged, per judging device (then the model waits)
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -104,6 +111,7 @@ def run_batch(
     prebuild_jobs: int = 0,
     gpus: int | str | None = None,
     generation=None,
+    ray: str | bool | None = None,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
 
@@ -111,69 +119,154 @@ def run_batch(
     and shared by its candidates. With ``gpus``, problems are spread over that many local GPUs,
     one judging thread each; every verdict is the same as on one GPU but for its timings.
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
-    ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`)."""
+    ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`).
+    ``ray``: run the batch on a Ray cluster instead (True or "" for ``ray.init()``'s default, "auto"
+    or an address; :mod:`kbench_lib.cluster`, docs/CLUSTER.md)."""
+    if ray is not None and ray is not False:
+        from .cluster import run_batch_on_ray
+
+        return run_batch_on_ray(problems, model, address=None if ray is True else ray, run_id=run_id, runs_root=runs_root, opts=opts,
+                                strategy=strategy, backends=backends, progress=progress, prebuild_jobs=prebuild_jobs, gpus=gpus,
+                                generation=generation)
     opts = opts or JudgeOptions()
     devices = batch_devices(opts, gpus)
     run_id = run_id or new_run_id()
-    writer = RecordWriter(runs_root, run_id)
     done = read_records(runs_root, run_id)
     seen = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
     generate = get_model(model, backends, generation)
-    groups: list[tuple[Problem, list]] = []
-    for problem, samples, err in iter_samples(generate, problems, skip={(p, i) for m, p, i in seen if m == model}):
-        jobs = [(problem, None, f"model {model} failed to produce a candidate: {err}")] if err is not None else []
-        jobs += [(problem, s, None) for s in samples]
-        jobs = [j for j in jobs if (model, problem.key, j[1].index if j[1] else 0) not in seen]
-        if jobs:
-            groups.append((problem, jobs))
-    all_jobs = [j for _, jobs in groups for j in jobs]
-    # builds overlap with judging: the judge waits only for the candidate it judges next
-    pool, builds = (start_builds([s.candidate for _, s, _ in all_jobs if s is not None and s.candidate is not None], devices[0], opts, prebuild_jobs)
-                    if prebuild_jobs > 1 else (None, {}))
-    rows: list[dict] = []
-    lock = threading.Lock()
-    todo = list(reversed(groups))
-    bar = tqdm(total=len(all_jobs), desc=f"judging ({model})", unit="cand", disable=not progress)
-
-    def record(problem: Problem, sample, v: Verdict) -> None:
-        row = row_from_verdict(v, run_id=run_id, model=model, strategy=strategy, sample=sample.index if sample else 0, tags=problem.tags,
-                               extra=sample.meta if sample else None)
-        with lock:
-            writer.append(row)
-            rows.append(row)
-            bar.set_postfix_str(problem.key[-40:])
-            bar.update(1)
-
-    def work(device: str) -> None:
-        if device.startswith("cuda:"):
-            torch.cuda.set_device(torch.device(device))
-        while True:
-            with lock:
-                if not todo:
-                    return
-                problem, jobs = todo.pop()
-            prepared = None
-            for _, sample, err in jobs:
-                c = sample.candidate if sample is not None else None
-                if c is not None and c.sha in builds:
-                    builds[c.sha].result()
-                if prepared is None and c is not None:
-                    prepared = _prepare(problem, device, opts)
-                record(problem, sample, _judge_one(problem, sample, err, prepared, device, opts))
-            if prepared is not None and not isinstance(prepared, str):
-                prepared.release()
-
     try:
-        if len(devices) == 1:
-            work(devices[0])
-        else:
-            threads = [threading.Thread(target=work, args=(d,), name=f"judge-{d}") for d in devices]
-            for t in threads:
-                t.start()
+        batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress)
+        return run_id, batch.run(iter_arrivals(generate, problems, skip={(p, i) for m, p, i in seen if m == model}), seen)
+    finally:
+        close = getattr(generate, "close", None)
+        if close is not None:
+            close()
+
+
+class _PreparedReferences:
+    """The prepared reference sides of one judging thread's recent problems (a few at once: a
+    problem's samples may arrive between another's), released when its last sample is judged."""
+
+    def __init__(self, device: str, opts: JudgeOptions, keep: int = 2):
+        self.device, self.opts, self.keep = device, opts, keep
+        self._held: OrderedDict = OrderedDict()
+
+    def get(self, problem: Problem):
+        if problem.key in self._held:
+            self._held.move_to_end(problem.key)
+            return self._held[problem.key]
+        while len(self._held) >= self.keep:
+            _release(self._held.popitem(last=False)[1])
+        self._held[problem.key] = prepared = _prepare(problem, self.device, self.opts)
+        return prepared
+
+    def release(self, key: str) -> None:
+        if key in self._held:
+            _release(self._held.pop(key))
+
+    def release_all(self) -> None:
+        while self._held:
+            _release(self._held.popitem()[1])
+
+
+def _release(prepared) -> None:
+    if prepared is not None and not isinstance(prepared, str):
+        prepared.release()
+
+
+class _Batch:
+    """One local batch: samples arrive (lazily, as the model produces them), their builds start at
+    once, and one judging thread per device judges them as they come (:class:`.lanes.JudgeLanes`);
+    each verdict is appended to the records as soon as it exists."""
+
+    def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
+                 prebuild_jobs: int, progress: bool):
+        self.writer, self.run_id, self.model, self.strategy = writer, run_id, model, strategy
+        self.opts, self.devices = opts, devices
+        self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
+        self.builds: dict = {}
+        self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
+        self.rows: list[dict] = []
+        self.lock = threading.Lock()
+        self.failed: BaseException | None = None
+        self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
+
+    def run(self, arrivals, seen: set) -> list[dict]:
+        threads = [threading.Thread(target=self.work, args=(i, d), name=f"kbench-judge-{d}", daemon=True) for i, d in enumerate(self.devices)]
+        for t in threads:
+            t.start()
+        try:
+            for a in arrivals:
+                if (self.model, a.problem.key, a.index) in seen:
+                    continue
+                self.start_build(a)
+                with self.lock:
+                    self.bar.total += 1
+                    self.bar.refresh()
+                self.lanes.put(a)
+        except LanesAborted:
+            pass  # a judging thread failed: its error is raised below
+        except KeyboardInterrupt as e:
+            self.lanes.abort(e)
+            raise
+        finally:
+            self.lanes.close()  # the samples already here are still judged, even when the model stopped the batch
             for t in threads:
                 t.join()
-    finally:
-        bar.close()
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-    return run_id, rows
+            self.bar.close()
+            if self.pool is not None:  # every build the judges waited for is done; an interrupted batch leaves the rest
+                self.pool.shutdown(wait=self.lanes.aborted is None, cancel_futures=True)
+        if self.failed is not None:
+            raise self.failed
+        return self.rows
+
+    def start_build(self, a) -> None:
+        """Builds overlap with judging: the judge waits only for the candidate it judges next."""
+        c = a.sample.candidate if a.sample is not None else None
+        if self.pool is None or c is None or c.sha in self.builds:
+            return
+        device = self.devices[0]
+        if build.needs_build(c) and not build.is_built(c, device) and not build.build_failure(c, device):
+            self.builds[c.sha] = self.pool.submit(build_candidate, c, device, self.opts)
+
+    def work(self, lane: int, device: str) -> None:
+        if device.startswith("cuda:"):
+            torch.cuda.set_device(torch.device(device))
+        prepared = _PreparedReferences(device, self.opts)
+        try:
+            while (a := self.lanes.get(lane)) is not None:
+                try:
+                    self.judge(a, device, prepared)
+                finally:
+                    self.lanes.done(lane)
+        except BaseException as e:  # noqa: BLE001 - recording failed: stop the batch, raise it in the caller
+            self.failed = e
+            self.lanes.abort(e)
+        finally:
+            prepared.release_all()
+
+    def judge(self, a, device: str, prepared: _PreparedReferences) -> None:
+        sample, problem = a.sample, a.problem
+        c = sample.candidate if sample is not None else None
+        future = self.builds.get(c.sha) if c is not None else None
+        if future is not None:
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
+                pass
+        err = f"model {self.model} failed to produce a candidate: {a.error}" if a.error is not None else None
+        self.record(problem, sample, _judge_one(problem, sample, err, prepared.get(problem) if c is not None else None, device, self.opts))
+        if a.last:
+            prepared.release(problem.key)
+
+    def record(self, problem: Problem, sample, v: Verdict) -> None:
+        judged = {"problem_path": str(problem.path)}
+        if sample is not None and sample.candidate is not None:
+            judged["candidate_source"] = sample.candidate.source[:MAX_SOURCE_CHARS]
+        row = row_from_verdict(v, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=sample.index if sample else 0,
+                               tags=problem.tags, extra={**(sample.meta if sample else {}), **judged})
+        with self.lock:
+            self.writer.append(row)
+            self.rows.append(row)
+            self.bar.set_postfix_str(problem.key[-40:])
+            self.bar.update(1)

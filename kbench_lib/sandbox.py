@@ -53,7 +53,10 @@ def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | Non
 
 PREFIXES = (
     # own network, PID and mount namespaces with a fresh /proc: no network, and no view of the judge's
-    # process (its environment, its memory) or of any other process
+    # process (its environment, its memory) or of any other process; --kill-child: the namespace's
+    # first process dies with unshare, which dies with the judge (die_with_parent)
+    ("--net", "--pid", "--fork", "--kill-child", "--mount-proc"),
+    ("--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"),
     ("--net", "--pid", "--fork", "--mount-proc"),
     ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc"),
     ("--net",),
@@ -125,7 +128,26 @@ def netns_prefix() -> tuple[str, ...]:
     return isolation_prefix(False)
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(expected_parent: int | None = None) -> None:
+    """This process gets SIGKILL when the thread that started it ends: a judge killed outright
+    (SIGKILL, the OOM killer) takes its fork server, workers and builds with it, instead of leaving a
+    hanging candidate running with nobody to stop it. ``expected_parent``: exit at once if the
+    parent died before this call (the signal would never come)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if expected_parent is not None and os.getppid() != expected_parent:
+        os._exit(137)
+
+
 def _limit_resources(max_file_bytes: int) -> None:  # runs in the child before exec
+    die_with_parent()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

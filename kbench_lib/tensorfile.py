@@ -4,8 +4,23 @@ One file holds a small tree (dicts, lists, numbers, strings, None) whose leaves 
 Layout: ``KBT1``, the header's length (8 bytes, little-endian), a JSON header, then each tensor's
 bytes at a 64-byte aligned offset. The writer copies each tensor straight from its device into the
 file's mapped pages (one device-to-host copy, no pickling, no intermediate buffer); the reader maps
-the file and returns plain CPU tensors that view the mapping (no copy; the judge moves them to its
-GPU for the comparison).
+the file and returns plain CPU tensors that view the mapping (no copy), or copies them straight to a
+GPU (``read(path, device=...)``).
+
+Page-locked copies: where a file carries CUDA tensors, the writer registers the mapping with the
+CUDA driver (``cuMemHostRegister``) for the duration of the copies, so the copy engine moves the bytes
+by DMA straight from the device into the file's pages; a reader that wants the tensors on a GPU
+registers its read-only mapping the same way. A pageable copy goes through the driver's
+staging buffer at a fraction of the speed: on the H100 here, moving 1.3 GB of outputs took the worker
+about 1.3 s (``benchmarks/judge_speed.py --suite 8192``). Registration that fails (no driver support,
+a limit) falls back to the pageable copy, which is correct, only slower.
+
+Fresh pages: what registration then costs is the kernel allocating and zeroing a RAM-backed file's
+pages (about 0.7 s for 1.3 GB on the GPU machine; the DMA copy itself 0.025 s,
+``benchmarks/transfer_probe.py``). :func:`preallocate` lets the judge allocate a file's pages
+beforehand, on its own CPU time, while the worker starts; :func:`write` then fills the pages that are
+already there (it never truncates to zero first). Each candidate gets fresh files of its own: no page
+is ever shared between two candidates.
 
 The writer runs in the candidate's process and the file may have been forged: the reader trusts
 nothing in it. Offsets and sizes are checked against the file, dtypes against an allow-list, and
@@ -13,6 +28,7 @@ every tensor it returns is an ordinary ``torch.Tensor`` built here (THREATS #13,
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import mmap
 import os
@@ -38,10 +54,61 @@ _contiguous = torch.Tensor.contiguous
 _view = torch.Tensor.view
 _detach = torch.Tensor.detach
 _dumps = json.dumps
+PIN_MIN_BYTES = 4 << 20  # below this, registering costs more than it saves
+_REGISTER_PORTABLE, _REGISTER_READ_ONLY = 0x01, 0x08  # CU_MEMHOSTREGISTER_PORTABLE, CU_MEMHOSTREGISTER_READ_ONLY
+_DRIVER: list = []  # [(cuMemHostRegister_v2, cuMemHostUnregister)] once loaded, [None] where there is none
+PINNED = {"write": 0, "read": 0}  # mappings registered in this process (how tests see the fast path was taken)
 
 
 class TensorFileError(ValueError):
     """The file is not a well-formed tensor file (missing, truncated or forged)."""
+
+
+def _driver():
+    """The driver API's host registration (libcuda, loaded by the process's CUDA context already).
+    The driver API, not the runtime's: a runtime call that fails leaves its error behind as the
+    runtime's last error, which the candidate's next CUDA call would then report as its own
+    failure (on the H100, a registration refused for a file on disk failed the next test)."""
+    if not _DRIVER:
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            reg, unreg = lib.cuMemHostRegister_v2, lib.cuMemHostUnregister
+            reg.argtypes, reg.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint], ctypes.c_int
+            unreg.argtypes, unreg.restype = [ctypes.c_void_p], ctypes.c_int
+            _DRIVER.append((reg, unreg))
+        except (OSError, AttributeError):
+            _DRIVER.append(None)
+    return _DRIVER[0]
+
+
+class _Pinned:
+    """The mapping ``mm`` registered with the CUDA driver while the block runs, when it is worth it
+    and possible; otherwise nothing happens (pageable copies)."""
+
+    def __init__(self, mm, size: int, wanted: bool, read_only: bool = False):
+        self.ptr, self.size, self.wanted, self.mm, self.read_only = None, size, wanted, mm, read_only
+
+    def __enter__(self):
+        if not self.wanted or self.size < PIN_MIN_BYTES:
+            return self
+        driver = _driver()
+        if driver is None:
+            return self
+        try:
+            ptr = _frombuffer(self.mm, dtype=torch.uint8, count=1).data_ptr()
+            flags = _REGISTER_PORTABLE | (_REGISTER_READ_ONLY if self.read_only else 0)
+            if driver[0](ptr, self.size, flags) == 0:
+                self.ptr = ptr
+                PINNED["read" if self.read_only else "write"] += 1
+        except (RuntimeError, TypeError, ValueError, ctypes.ArgumentError):
+            self.ptr = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.ptr is not None:
+            _driver()[1](self.ptr)
+            self.ptr = None
+        return False
 
 
 def _layout(tree, tensors: list) -> object:
@@ -81,21 +148,39 @@ def write(path: str, tree) -> None:
     header = _dumps({"tree": skeleton, "tensors": metas}).encode()
     start = _aligned(len(MAGIC) + 8 + len(header))
     total = start + offset
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    on_gpu = sum(m["nbytes"] for t, m in zip(flat, metas) if t.is_cuda)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # no O_TRUNC: pages preallocated by the judge are kept
     try:
         os.ftruncate(fd, max(total, 1))
         with mmap.mmap(fd, max(total, 1)) as mm:
             mm[: len(MAGIC)] = MAGIC
             mm[len(MAGIC): len(MAGIC) + 8] = struct.pack("<Q", len(header))
             mm[len(MAGIC) + 8: len(MAGIC) + 8 + len(header)] = header
-            for t, m in zip(flat, metas):
-                if not m["nbytes"]:
-                    continue
-                dst = _frombuffer(mm, dtype=torch.uint8, count=m["nbytes"], offset=start + m["offset"])
-                src = _view(_reshape(_contiguous(t), (-1,)), torch.uint8)
-                _copy(dst, src)
-                del dst
-            mm.flush()
+            with _Pinned(mm, max(total, 1), wanted=on_gpu >= PIN_MIN_BYTES):
+                for t, m in zip(flat, metas):
+                    if not m["nbytes"]:
+                        continue
+                    dst = _frombuffer(mm, dtype=torch.uint8, count=m["nbytes"], offset=start + m["offset"])
+                    src = _view(_reshape(_contiguous(t), (-1,)), torch.uint8)
+                    _copy(dst, src)
+                    del dst, src
+    finally:
+        os.close(fd)
+
+
+def preallocate(path: str, nbytes: int) -> bool:
+    """Creates ``path`` with ``nbytes`` of allocated (zero) pages for a writer that comes later;
+    False, doing nothing, when it exists already (the writer came first: its data is never touched)
+    or the file system cannot allocate ahead."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return False
+    try:
+        os.posix_fallocate(fd, 0, max(int(nbytes), 1))  # only allocates and extends: never shrinks, never overwrites
+        return True
+    except OSError:
+        return False
     finally:
         os.close(fd)
 
@@ -113,8 +198,9 @@ def _rebuild(node, tensors: list):
     return node
 
 
-def read(path: str):
-    """The tree written by :func:`write`; tensors are CPU tensors viewing the file's mapping."""
+def read(path: str, device: str | torch.device | None = None):
+    """The tree written by :func:`write`. Tensors are CPU tensors viewing the file's mapping, or,
+    with a CUDA ``device``, copies on that device (page-locked copies; the mapping is closed)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as e:
@@ -137,9 +223,16 @@ def read(path: str):
     except (ValueError, KeyError, TypeError) as e:
         raise TensorFileError(f"unreadable header: {e}") from e
     start = _aligned(len(MAGIC) + 8 + hlen)
-    tensors = []
-    for m in metas:
-        tensors.append(_tensor(mm, m, start, size))
+    if not isinstance(metas, list):
+        raise TensorFileError("unreadable header: the tensor list is not a list")
+    tensors = [_tensor(mm, m, start, size) for m in metas]
+    if device is not None and torch.device(device).type == "cuda":
+        with _Pinned(mm, size, wanted=True, read_only=True):
+            tensors = [t.to(device) for t in tensors]
+        try:
+            mm.close()
+        except BufferError:  # a view is still alive somewhere: the mapping closes when it goes
+            pass
     return _rebuild(skeleton, tensors)
 
 

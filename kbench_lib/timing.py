@@ -41,7 +41,7 @@ import collections
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 from torch.autograd import DeviceType as _DeviceType
@@ -127,9 +127,27 @@ class Timing:
     device_calls: int = 0  # profiled calls behind device_ms
     remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
     head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
+    warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
+    phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def _q(s: list[float], p: float) -> float:
+    """The ``p`` quantile of the sorted samples ``s`` (nearest rank)."""
+    return s[min(len(s) - 1, max(0, int(round(p * (len(s) - 1)))))]
+
+
+def _median_rse(s: list[float], med: float, std: float | None) -> float:
+    """Relative standard error of the median of the sorted samples ``s``: ~ 1.2533 * sigma / sqrt(n),
+    sigma estimated robustly from the IQR (from ``std`` below four samples)."""
+    n = len(s)
+    if n >= 4:
+        sigma = (_q(s, 0.75) - _q(s, 0.25)) / 1.349
+    else:
+        sigma = std if std is not None else (statistics.pstdev(s) if n > 1 else 0.0)
+    return (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
 
 
 def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Timing:
@@ -138,15 +156,9 @@ def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Ti
     med = statistics.median(s)
     mean = statistics.fmean(s)
     std = statistics.pstdev(s) if n > 1 else 0.0
-
-    def q(p: float) -> float:
-        return s[min(n - 1, max(0, int(round(p * (n - 1)))))]
-
-    # standard error of the median ~ 1.2533 * sigma / sqrt(n), sigma estimated robustly from the IQR
-    sigma = (q(0.75) - q(0.25)) / 1.349 if n >= 4 else std
-    rse = (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
+    rse = _median_rse(s, med, std)
     first = statistics.median(samples_ms[:n_sets]) if n_sets and n > n_sets else None
-    return Timing(med, mean, std, q(0.10), q(0.90), s[0], n, rse, unjoined, first)
+    return Timing(med, mean, std, _q(s, 0.10), _q(s, 0.90), s[0], n, rse, unjoined, first)
 
 
 def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT_FLOOR_MS) -> bool:
@@ -159,6 +171,17 @@ def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT
     return abs(a - b) > max(tol * min(a, b), floor_ms)
 
 
+def median_rse(samples_ms: list[float]) -> float:
+    """``summarize(samples_ms).rse`` without the rest: the stopping rule asks for it after every few
+    trials, and ``statistics.pstdev`` (exact rational arithmetic) over a thousand samples took
+    longer than the trial it was deciding about."""
+    s = sorted(samples_ms)
+    return _median_rse(s, statistics.median(s), None)
+
+
+RSE_EVERY = 10  # trials between two evaluations of the stopping rule once min_trials ran
+
+
 def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float) -> bool:
     n = len(samples)
     if n >= max_trials:
@@ -167,7 +190,7 @@ def _done(samples: list[float], started: float, min_trials: int, max_trials: int
         return False
     if _monotonic() - started > budget_s:
         return True
-    return summarize(samples).rse < target_rse
+    return (n - min_trials) % RSE_EVERY == 0 and median_rse(samples) < target_rse
 
 
 class L2Flusher:
@@ -203,7 +226,7 @@ def idle_gap_ms(device: torch.device, trials: int = 50) -> float:
     return statistics.median(gaps)
 
 
-def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> None:
+def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> int:
     """Calls ``fn`` until ``warmup_ms`` have passed, at least once per warm-up set and at least
     ``n_timed_sets + 1`` times, holding the last ``n_timed_sets + 1`` outputs alive as the timed loop
     does (its caller keeps one output per input set for re-checking). The caching allocator thus
@@ -245,6 +268,7 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clo
         if i > 10000:
             break
     held.clear()
+    return i
 
 
 def _annotation(e) -> bool:
@@ -350,10 +374,12 @@ def time_cuda(
     ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
     (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).
     ``head_start`` issues each call behind the device-filling spin (module docstring)."""
+    t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
     spin = prepare(device) if head_start else None
+    t1 = _monotonic()
 
     def one(args):
         """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
@@ -379,14 +405,19 @@ def time_cuda(
         t, _, out = one(args)
         return t, out
 
-    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
+    warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
+    t2 = _monotonic()
     result = _runs(lambda i: one(input_sets[i]), len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
                    budget_s, target_rse)
+    t3 = _monotonic()
     if device_calls is None:
         device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
     result.head_start_us = spin.us if spin is not None else 0.0
+    result.warmup_calls = warmup_calls
+    result.phase_s = {"setup": round(t1 - t0, 4), "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
+                      "device_clock": round(_monotonic() - t3, 4)}
     return result
 
 
@@ -407,7 +438,9 @@ def time_cpu(
 
     Drifting runs are not re-measured by default here: CPU timings exist to keep the pipeline
     testable on machines without a GPU, where a shared, noisy CPU would re-measure most runs."""
-    _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms)
+    t0 = _monotonic()
+    warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms)
+    t1 = _monotonic()
 
     def trial(set_index):
         t0 = _perf_counter_ns()
@@ -415,8 +448,11 @@ def time_cpu(
         t1 = _perf_counter_ns()
         return (t1 - t0) / 1e6, 0, out
 
-    return _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse,
-                 max_remeasure)
+    result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials, budget_s, target_rse,
+                   max_remeasure)
+    result.warmup_calls = warmup_calls
+    result.phase_s = {"warmup": round(t1 - t0, 4), "trials": round(_monotonic() - t1, 4)}
+    return result
 
 
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:

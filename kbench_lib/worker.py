@@ -5,7 +5,8 @@ WARNING: this process imports and runs untrusted code. It is started by :mod:`kb
 no expected output, no comparison. It receives a job (``job.json`` and one ``case_<i>.pt`` per
 configuration and seed, written by the judge), runs ``ModelNew`` on each case's inputs, writes the
 raw outputs (and the inputs as they are after the call) to ``out/``, times the default configuration
-over a rotation of input sets, and reports events as JSON lines on the message pipe. The judge
+over a rotation of input sets (then each variant with timed sets in the job, ``time_variants``),
+and reports events as JSON lines on the message pipe. The judge
 decides everything else.
 
 Everything this module relies on after the candidate is imported is bound before the import
@@ -38,6 +39,7 @@ _mem_get_info = torch.cuda.mem_get_info
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
 _write_tensors = tensorfile.write
 _exit = os._exit
+_monotonic = timing._monotonic  # the clock bound before any candidate code runs
 _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
@@ -398,8 +400,8 @@ def run(mode: str, jobdir: str) -> int:
             return 0
         chan.send(event="case_done", case=i)
 
-    timed = [i for i, m in enumerate(cases) if m.get("timed")]
-    warm = [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == cases[timed[0]]["config"]] if timed else []
+    groups = timing_groups(cases)
+    timed, warm = (groups[0][1], groups[0][2]) if groups else ([], [])
     if timed and job.get("profile", True):
         chan.send(event="stage", stage="profile")
         try:
@@ -415,18 +417,21 @@ def run(mode: str, jobdir: str) -> int:
                 return 0
             flags.append(f"profile_failed: {type(e).__name__}: {str(e)[:200]}")
     if timed and job.get("timing", {}).get("enabled", True):
-        chan.send(event="stage", stage="timing")
         try:
-            flags.extend(_time(job, loaded, timed, warm, make_model, device, backward, outdir, chan))
-            check_settings("during timing")
+            for k, (config, timed, warm) in enumerate(groups):
+                chan.send(event="stage", stage="timing" if k == 0 else "variant_timing", config=config)
+                found = _time(job, loaded, timed, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
+                flags.extend(f if k == 0 else f"{f} [{config}]" for f in found)
+                check_settings("during timing" if k == 0 else f"during the timing of {config}")
         except _LoadError as e:
             chan.send(event="failure", failure="load_error", message=str(e))
             return 0
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001 - on the default configuration or a variant: the candidate's failure
+            where = f"while timing variant {config}: " if k else ""
             if isinstance(e, SystemExit):
-                chan.send(event="failure", failure="crash", message=f"candidate called sys.exit({e.code})")
+                chan.send(event="failure", failure="crash", message=f"{where}candidate called sys.exit({e.code})")
                 return 0
-            chan.send(event="failure", failure=_failure_of(e), message=_trace(e), flags=_leftover_flags(harness, threads_before))
+            chan.send(event="failure", failure=_failure_of(e), message=where + _trace(e), flags=_leftover_flags(harness, threads_before))
             return 0
 
     chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
@@ -453,11 +458,29 @@ def _leftover_flags(harness, threads_before: int) -> list[str]:
     return flags
 
 
-def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, chan) -> list[str]:
-    """Times the default configuration over a rotation of input sets the candidate has never seen
-    (warm-up runs on the correctness inputs); keeps a sample of timed outputs chosen after each
-    call returns, so no call can know it will be re-checked (THREATS #8, #9)."""
+def timing_groups(cases: list[dict]) -> list[tuple[str, list[int], list[int]]]:
+    """(configuration, indices of its timed sets, indices of its checked sets) for every
+    configuration with timed sets in the job, in the order of their first timed set (the plan puts
+    the default configuration's first: kbench_lib.prepared.plan_cases). The judge groups its plan
+    by this same function."""
+    names = list(dict.fromkeys(m["config"] for m in cases if m.get("timed")))
+    return [(n, [i for i, m in enumerate(cases) if m.get("timed") and m["config"] == n],
+             [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == n]) for n in names]
+
+
+def timing_file(timed: list[int], variant: str | None) -> str:
+    """The file a timed run's samples go to: ``timing.kbt`` for the default configuration, else
+    named after the index of the variant's first timed set (no name the candidate could steer)."""
+    return "timing.kbt" if variant is None else f"timing_{timed[0]}.kbt"
+
+
+def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, chan, variant: str | None = None) -> list[str]:
+    """Times one configuration (the default, or ``variant``) over a rotation of input sets the
+    candidate has never seen (warm-up runs on that configuration's correctness inputs); keeps a
+    sample of timed outputs chosen after each call returns, so no call can know it will be
+    re-checked (THREATS #8, #9). Reports a ``timing`` event (``variant_timing`` for a variant)."""
     tcfg = job.get("timing", {})
+    t_start = _monotonic()
     loaded = [all_cases[i] for i in timed]
     model = make_model(loaded[0])
     input_sets = [to_device(c["inputs"], device) for c in loaded]
@@ -519,6 +542,7 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
     set_flags()
     if device.type == "cpu":
         torch.set_num_threads(1)  # CPU timings: one core each for candidate and baseline, steadier
+    t_clock = _monotonic()
     result = timing.time_callable(
         call,
         sets,
@@ -531,11 +555,16 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         after_call=keep if job.get("guards", True) else None,
         warmup_sets=warmup_sets,
     )
+    t_written = _monotonic()
     _write_tensors(
-        os.path.join(outdir, "timing.kbt"),
+        os.path.join(outdir, timing_file(timed, variant)),
         {"samples": {str(timed[j]): v for j, v in samples.items()}, "inputs_after": {str(timed[j]): _inputs_after(s) for j, s in enumerate(input_sets)}},
     )
-    chan.send(event="timing", timing=result.as_dict())
+    result.phase_s = {"inputs": round(t_clock - t_start, 4), **result.phase_s, "write": round(_monotonic() - t_written, 4)}
+    if variant is None:
+        chan.send(event="timing", timing=result.as_dict())
+    else:
+        chan.send(event="variant_timing", config=variant, timing=result.as_dict())
     held.clear()
     out = []
     if reused[0]:

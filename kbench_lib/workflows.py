@@ -67,21 +67,35 @@ def evaluate(
     seeds: int = 5,
     timing_budget_s: float = 10.0,
     compile_baseline: bool = False,
+    ray: str | bool | None = None,
+    time_variants: bool = False,
 ) -> tuple[str, pd.DataFrame]:
     """Judge every model's candidates (``models`` maps a model name to a problem limit, 0 = all)
-    and return the run's records."""
-    device = resolve_device(device)
+    and return the run's records. ``ray``: judge on a Ray cluster (True, "auto" or an address;
+    docs/CLUSTER.md); then ``device`` "auto" is the cluster's (its GPUs, else the CPU), not this machine's.
+    ``time_variants``: also time every variant (per-variant speedups in ``variant_speedups``)."""
+    device = _batch_device(device, ray)
     run_id = run_id or new_run_id()
     root = Path(runs_root or RUNS_ROOT)
-    opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s, compile_baseline=compile_baseline)
+    opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s,
+                        compile_baseline=compile_baseline, time_variants=time_variants)
     for model, limit in models.items():
         chosen, skipped = plan(problems_dir, model, device, levels, limit)
         if skipped:
             kinds = ", ".join(sorted({b for _, b in skipped}))
             print(f"{model}: {len(skipped)} candidate(s) skipped, their backend ({kinds}) cannot run on {device}: "
                   + ", ".join(k for k, _ in skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
-        run_batch(chosen, model, run_id=run_id, runs_root=root, opts=opts, backends=runnable_backends(device))
+        run_batch(chosen, model, run_id=run_id, runs_root=root, opts=opts, backends=runnable_backends(device), ray=ray)
     return run_id, read_records(root, run_id)
+
+
+def _batch_device(device: str, ray) -> str:
+    """``device`` resolved where the batch judges: here, or on the Ray cluster named by ``ray``."""
+    if ray is None or ray is False:
+        return resolve_device(device)
+    from .cluster import cluster_device
+
+    return cluster_device(None if ray is True else ray, device)
 
 
 def timing_note(df: pd.DataFrame) -> str:

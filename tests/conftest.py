@@ -49,3 +49,13 @@ def fast_cpu_opts():
     from kbench_lib.judge import JudgeOptions
 
     return JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0, run_timeout_s=60)
+
+
+@pytest.fixture(scope="session")
+def cpu_run(tmp_path_factory):
+    """A small real CPU run (tests/analysis_run.py): (runs_root, run_id), judged once per session
+    for the analysis notebooks' and the explorer's tests."""
+    from analysis_run import make_cpu_run
+
+    root = tmp_path_factory.mktemp("analysis-runs")
+    return root, make_cpu_run(root)

@@ -13,9 +13,11 @@ CONFIG (JSON):
   (status 200, a body that is not JSON), ``{"no_choices": true}`` (JSON without a completion),
   ``{"content": null}`` (a completion without content).
 - ``require_key``: answer 401 unless the request carries this key (a Bearer token, or x-api-key).
+- ``latency_s``: every request waits this long before it is answered (a model's thinking time).
 
-``GET /stats`` returns the number of requests, the statuses sent, the request bodies and the
-most requests ever in flight at once.
+``GET /stats`` returns the number of requests, the statuses sent, the request bodies, the most
+requests ever in flight at once, the wall-clock times (``time.time()``) at which requests arrived
+and answers were sent, and the client connections open now (``/stats``'s own excepted).
 """
 import json
 import sys
@@ -24,7 +26,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "statuses": [], "bodies": [], "counts": {}, "in_flight": 0, "max_in_flight": 0}
+STATE = {"requests": 0, "statuses": [], "bodies": [], "counts": {}, "in_flight": 0, "max_in_flight": 0, "arrived": [], "answered": [],
+         "open_connections": 0}
 
 
 def load_config(path):
@@ -79,6 +82,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def setup(self):
+        super().setup()
+        with LOCK:
+            STATE["open_connections"] += 1
+
+    def finish(self):
+        with LOCK:
+            STATE["open_connections"] -= 1
+        super().finish()
+
     def _send(self, status, body, headers=None):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         with LOCK:
@@ -91,6 +104,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
+            if self.command == "POST":
+                with LOCK:
+                    STATE["answered"].append(time.time())
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -98,7 +114,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/stats"):
             with LOCK:
                 snapshot = {"requests": STATE["requests"], "statuses": list(STATE["statuses"]), "bodies": list(STATE["bodies"]),
-                            "max_in_flight": STATE["max_in_flight"]}
+                            "max_in_flight": STATE["max_in_flight"], "arrived": list(STATE["arrived"]),
+                            "answered": list(STATE["answered"]), "open_connections": STATE["open_connections"] - 1}
             self._send(200, snapshot)
         else:
             self._send(404, {"error": {"message": "not found"}})
@@ -110,6 +127,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         with LOCK:
+            STATE["arrived"].append(time.time())
             STATE["in_flight"] += 1
             STATE["max_in_flight"] = max(STATE["max_in_flight"], STATE["in_flight"])
         try:
@@ -135,6 +153,8 @@ class Handler(BaseHTTPRequestHandler):
         if key and given != key:
             return self._error(anthropic, 401, "invalid api key")
         action = next_action() or {}
+        if CONFIG.get("latency_s"):
+            time.sleep(CONFIG["latency_s"])
         if "status" in action:
             headers = {"retry-after-ms": str(action["retry_after_ms"])} if "retry_after_ms" in action else {}
             return self._error(anthropic, action["status"], f"stand-in fault {action['status']}", headers)

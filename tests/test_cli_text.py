@@ -34,3 +34,14 @@ def test_checks_line_says_what_was_checked(scale_add_relu):
     failed = _verdict(correct=False, failure="runtime_error", seeds_checked=0, variants_checked=0, runtime_ms=None)
     lines = _verdict_lines(failed, scale_add_relu, _Cand(), "triton_interpreter")
     assert not any("checked 0" in line for line in lines) and "stopped at the first failed check" in lines[-1]
+
+
+def test_derived_variants_and_variant_timings_are_reported(scale_add_relu):
+    no_small = scale_add_relu.__class__(**{**scale_add_relu.__dict__, "small_variants": ()})
+    derived = _verdict(variants_derived=["small_derived0", "small_derived1"])
+    assert "and 2 shape variants (0 declared, 2 derived" in _checks_line(derived, no_small)
+    timings = {"v1": {"runtime_ms": 0.1, "baseline_ms": 0.3, "speedup": 3.0}}
+    gpu = _verdict(device="cuda", small=False, runtime_ms=0.1, baseline_ms=0.2, speedup=2.0, variant_timings=timings)
+    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms   speedup 3x" in _verdict_lines(gpu, scale_add_relu, _Cand(), _timing_kind(gpu))
+    cpu = _verdict(variant_timings=timings)  # interpreter times: no speedup shown
+    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms" in _verdict_lines(cpu, scale_add_relu, _Cand(), _timing_kind(cpu))

@@ -69,3 +69,18 @@ def test_tiny_checkpoint_on_cpu(tiny_checkpoint, tmp_path, scale_add_relu):
 @pytest.mark.gpu
 def test_tiny_checkpoint_on_gpu(tiny_checkpoint, tmp_path, scale_add_relu):
     _sample_and_replay(tiny_checkpoint, tmp_path, scale_add_relu, "cuda")
+
+
+def test_arrivals_from_a_batched_checkpoint_and_close_stops_its_threads(tiny_checkpoint, tmp_path, scale_add_relu):
+    import threading
+
+    before = set(threading.enumerate())
+    options = {"samples": 3, "temperature": 1.0, "max_tokens": 8, "seed": 5, "cache_path": str(tmp_path / "c.sqlite"), "device": "cpu",
+               "progress": False}
+    with language_model(f"hf:{tiny_checkpoint}", options) as m:
+        got = list(m.arrivals([scale_add_relu], skip={(scale_add_relu.key, 1)}))
+        assert any(t.name.startswith("asyncio_") for t in threading.enumerate())  # the batch ran on the loop's executor
+    assert sorted(a.sample.index for a in got) == [0, 2] and [a.last for a in got] == [False, True]
+    assert all(a.sample.failure == "no_code" for a in got)
+    left = [t.name for t in threading.enumerate() if t not in before and t.is_alive() and t.name != "tqdm_monitor"]
+    assert left == []

@@ -1,4 +1,6 @@
 """GPU end to end: CUDA and Triton candidates, judged at full size. Run on the GPU machine."""
+from pathlib import Path
+
 import pytest
 
 from kbench_lib.candidates import Candidate, load_candidate
@@ -86,3 +88,24 @@ def test_oom_is_a_category(scale_add_relu, gpu_opts):
            "    def forward(self, a, b):\n        return torch.empty(1 << 45, device=a.device)\n")
     v = judge(scale_add_relu, Candidate(src, "torch"), gpu_opts)
     assert v.failure == "oom", v.message
+
+
+@pytest.mark.gpu
+def test_torch_compile_profile_names_inductor_kernels_for_the_fusion_analysis(tmp_path):
+    """On a GPU, torch.compile's record holds its device kernels: Inductor's own (no launching ATen
+    op, names that list the fused operators) and the library GEMM; the fusion analysis reads both."""
+    from kbench_lib.analysis import data, fusion
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.problems import load_problem
+    from kbench_lib.runner import run_batch
+
+    problem = load_problem(Path(__file__).parent / "fixtures" / "problems" / "level1" / "2_Linear_GELU.py")
+    run_batch([problem], "torch-compile", run_id="gpu-fusion", runs_root=tmp_path,
+              opts=JudgeOptions(device="cuda", timing_budget_s=0.5), progress=False)
+    df = data.load(tmp_path, ["gpu-fusion"], committed=False)
+    kernels = fusion.as_kernels(df["profile_kernels"].iloc[0])
+    assert kernels and any(k["op"] is None and k["name"].startswith("triton_") for k in kernels), kernels
+    assert any(k["op"] in ("aten::addmm", "aten::mm") for k in kernels), kernels
+    row = fusion.fusion_table(df).iloc[0]
+    assert row["in_library"] in ("addmm", "mm") and "gelu" in row["replaced"] and row["own_kernels"] >= 1
+    assert len(fusion.ops_per_kernel(df)) >= 1

@@ -11,7 +11,8 @@ def _judge(problem, fixtures, name, opts, folder="bad_candidates"):
     return judge(problem, load_candidate(fixtures / folder / name), opts)
 
 
-def test_correct_cpp_candidate_builds_once_and_passes(scale_add_relu, fixtures, fast_cpu_opts):
+def test_correct_cpp_candidate_builds_once_and_passes(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))  # its own cache: other tests of the session build this source too
     v = _judge(scale_add_relu, fixtures, "scale_add_relu_cpp.py", fast_cpu_opts, "candidates")
     assert v.correct and v.failure is None and v.flags == [], v.message
     assert v.backend == "cpp" and v.compiled and not v.build_cached

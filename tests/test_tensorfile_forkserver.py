@@ -1,6 +1,8 @@
 """The raw tensor files outputs travel in, and the warm fork server workers start from."""
 import os
+import shutil
 import struct
+import tempfile
 
 import pytest
 import torch
@@ -18,6 +20,50 @@ def test_tensor_file_round_trip(tmp_path):
     for a, b in zip(tree["outputs"], got["outputs"]):
         assert type(b) is torch.Tensor and b.dtype == a.dtype and b.shape == a.shape and torch.equal(a, b)
     assert got["inputs_after"] == tree["inputs_after"]
+
+
+def test_preallocated_file_is_filled_and_never_clobbers_a_writer(tmp_path):
+    path = str(tmp_path / "x.kbt")
+    assert tensorfile.preallocate(path, 8 << 20) and os.path.getsize(path) == 8 << 20
+    tree = {"outputs": [torch.randn(100, 7)]}
+    tensorfile.write(path, tree)  # fills the allocated pages, sized to what it wrote
+    assert os.path.getsize(path) < 8 << 20 and torch.equal(tensorfile.read(path)["outputs"][0], tree["outputs"][0])
+    written = open(path, "rb").read()
+    assert not tensorfile.preallocate(path, 16 << 20)  # the writer came first: nothing is touched
+    assert open(path, "rb").read() == written
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("where", ["shm", "disk"])
+def test_device_tensors_are_written_page_locked_and_read_to_the_gpu(tmp_path, where):
+    """Large CUDA tensors are copied by DMA into the registered pages of a RAM-backed file (where the
+    judge's job folders are) and arrive bit-identical on the reader's GPU, small ones and CPU ones
+    beside them too. Where registration is refused (a file on disk may be), the copy is pageable and
+    CUDA stays healthy: the next CUDA call must not inherit an error."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    if where == "shm" and not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no /dev/shm")
+    folder = tempfile.mkdtemp(dir="/dev/shm") if where == "shm" else str(tmp_path)
+    try:
+        big = torch.randn(4096, 4096, device="cuda")  # 64 MB
+        small = torch.arange(10, device="cuda")
+        path = os.path.join(folder, "x.kbt")
+        before = tensorfile.PINNED["write"]
+        tensorfile.write(path, {"outputs": [big, small, torch.ones(3)]})
+        if where == "shm":
+            assert tensorfile.PINNED["write"] == before + 1
+        assert torch.equal(big * 2, big + big)  # CUDA is healthy whatever registration did
+        got = tensorfile.read(path, device="cuda")
+        if where == "shm":
+            assert tensorfile.PINNED["read"] >= 1
+        assert all(t.is_cuda for t in got["outputs"])
+        assert torch.equal(got["outputs"][0], big) and torch.equal(got["outputs"][1], small)
+        assert torch.equal(got["outputs"][2].cpu(), torch.ones(3))
+        cpu_view = tensorfile.read(path)["outputs"][0]
+        assert not cpu_view.is_cuda and torch.equal(cpu_view, big.cpu())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("damage", ["magic", "header_length", "nbytes", "dtype", "truncate"])

@@ -90,4 +90,8 @@ class HFProvider:
                         finish_reason="length" if len(ids) >= max_new else "stop")
 
     async def aclose(self) -> None:
-        self._model = None
+        """Drops the checkpoint (and, on a GPU, the memory the caching allocator kept for it)."""
+        with self._lock:
+            self._model, self._tokenizer = None, None
+        if self.device.startswith("cuda") and self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()

@@ -4,7 +4,9 @@ For each problem: the prompt (:mod:`.prompts`), ``samples`` requests that differ
 sample index (and seed, when one is set), each answered from the cache (:mod:`.cache`) or by the
 provider, the candidate taken out of each response (:mod:`.parsing`). Requests run concurrently
 on a private event loop, at most ``concurrency`` at a time per model (default: the provider's),
-across problems as well when the runner asks for many at once (:meth:`LanguageModel.stream`).
+across problems as well when the runner asks for many at once (:meth:`LanguageModel.stream`, whole
+problems; :meth:`LanguageModel.arrivals`, one sample at a time through a bounded queue, for a
+runner that judges while the model generates).
 Every sample carries its generation metadata (``Sample.meta``: prompt and response hashes, token
 counts, latency, cost estimate, whether the cache answered), which the runner puts in its record.
 """
@@ -45,6 +47,7 @@ class GenerationOptions:
     cache_mode: str = "live"  # live, replay or refresh (see .cache)
     cache_path: str | None = None  # default results/cache/generation.sqlite
     concurrency: int | None = None  # requests in flight at once; default the provider's
+    queue_size: int | None = None  # answers that may wait for a runner that judges as they arrive; default 2 x concurrency
     timeout_s: float = 600.0  # per attempt
     max_retries: int = 8  # the SDK's retries on 408/409/429/5xx, connection errors and timeouts
     prices: dict | None = None  # extra USD-per-million-token prices: {model: (input, output)}
@@ -93,6 +96,7 @@ class LanguageModel:
         self.provider = make_provider(self.spec, self.options)
         self.cache = ResponseCache(self.options.cache_path or DEFAULT_PATH, self.options.cache_mode)
         self._loop = EventLoopThread()
+        self._closed = False
         self._limit = asyncio.Semaphore(self.options.concurrency or self.provider.default_concurrency)
 
     def __call__(self, problem: Problem) -> list[Sample]:
@@ -122,6 +126,12 @@ class LanguageModel:
             for f in futures:
                 f.cancel()
 
+    def arrivals(self, problems: list[Problem], skip=frozenset()):
+        """Each sample as it is answered, all problems asked at once (see :mod:`.arrivals`)."""
+        from .arrivals import stream_arrivals
+
+        return stream_arrivals(self, problems, skip)
+
     async def problem_samples(self, problem: Problem, indices) -> list[Sample]:
         messages = build_messages(problem, self.options.prompt)
         if self.provider.batched:
@@ -133,17 +143,54 @@ class LanguageModel:
                    "params": self.options.sampling_params(index), "sample": index}
         return request_key(**request), request
 
-    async def _one_sample(self, problem: Problem, messages: list[dict], index: int) -> Sample:
+    def ask(self, problem: Problem, prompts: list[tuple[list[dict], int]]) -> list[Sample]:
+        """Samples for messages a strategy built itself (a refinement turn, an evolutionary
+        proposal): ``[(messages, sample index)]`` in, one :class:`Sample` each out, asked
+        concurrently, through the cache like every request."""
+        return self._loop.run(self._ask_all(problem, prompts))
+
+    def respond(self, prompts: list[tuple[list[dict], int]], what: str) -> list[tuple[Response | None, bool, str | None]]:
+        """Plain text answers (a verifier's judgement): ``(response, cached, refusal message)`` per
+        prompt, through the cache; ``what`` names the request in a replay miss."""
+        async def one(messages, index):
+            try:
+                response, cached = await self.response(messages, index, what)
+            except RequestRejected as e:
+                return None, False, str(e)
+            return response, cached, None
+
+        async def every():
+            return list(await asyncio.gather(*(one(m, i) for m, i in prompts)))
+
+        return self._loop.run(every())
+
+    async def _ask_all(self, problem: Problem, prompts: list[tuple[list[dict], int]]) -> list[Sample]:
+        if self.provider.batched:  # one batch per distinct prompt
+            groups: dict[str, tuple[list[dict], list[int]]] = {}
+            for messages, index in prompts:
+                groups.setdefault(canonical(messages), (messages, []))[1].append(index)
+            done: dict[tuple[str, int], Sample] = {}
+            for key, (messages, indices) in groups.items():
+                done.update({(key, s.index): s for s in await self._batched_samples(problem, messages, indices)})
+            return [done[(canonical(m), i)] for m, i in prompts]
+        return list(await asyncio.gather(*(self._one_sample(problem, m, i) for m, i in prompts)))
+
+    async def response(self, messages: list[dict], index: int, what: str) -> tuple[Response, bool]:
+        """(response, whether the cache answered) for one request; raises RequestRejected."""
         key, request = self._request(messages, index)
-        response = self.cache.lookup(key, request, problem.key)
+        response = self.cache.lookup(key, request, what)
         if response is not None:
-            return self._sample(problem, index, messages, response, cached=True)
+            return response, True
+        response = await self._ask(messages, request["params"])
+        self.cache.put(key, request, response)
+        return response, False
+
+    async def _one_sample(self, problem: Problem, messages: list[dict], index: int) -> Sample:
         try:
-            response = await self._ask(messages, request["params"])
+            response, cached = await self.response(messages, index, problem.key)
         except RequestRejected as e:
             return self._rejected(index, messages, e)
-        self.cache.put(key, request, response)
-        return self._sample(problem, index, messages, response, cached=False)
+        return self._sample(problem, index, messages, response, cached=cached)
 
     async def _ask(self, messages: list[dict], params: dict) -> Response:
         last = None
@@ -201,6 +248,12 @@ class LanguageModel:
         return Sample(index, Candidate(source=code, backend=detect_backend(code), name=f"{problem.path.stem}__s{index}"), meta=meta)
 
     def close(self) -> None:
+        """Closes the provider's client (its HTTP connection pool), cancels requests still in
+        flight, stops the event loop's thread and its executor's, and closes the cache. Safe to
+        call twice; the model cannot be used afterwards."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._loop.run(self.provider.aclose())
         finally:

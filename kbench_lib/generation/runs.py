@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 def generation_options(device: str, *, samples: int = 1, temperature: float | None = 0.7, max_tokens: int = 8192,
                        seed: int | None = None, backend: str | None = None, hardware: str | None = "auto", shapes: bool = True,
                        example: bool = True, precision: str = "fp32", small: bool | None = None, cache_mode: str = "live",
-                       cache_path: str | None = None, concurrency: int | None = None, timeout_s: float = 600.0,
+                       cache_path: str | None = None, concurrency: int | None = None, queue_size: int | None = None, timeout_s: float = 600.0,
                        max_retries: int = 8, progress: bool = True) -> dict:
     """A language model's options (a dict for :class:`.GenerationOptions`). On a GPU the prompt asks
     for CUDA and describes that GPU (``hardware="auto"``); on the CPU it asks for C++ and lists the
@@ -30,7 +30,7 @@ def generation_options(device: str, *, samples: int = 1, temperature: float | No
     prompt = {"backend": backend or ("cuda" if on_gpu else "cpp"), "example": example, "shapes": shapes, "precision": precision,
               "hardware": hardware, "small": (not on_gpu) if small is None else small}
     return {"samples": samples, "temperature": temperature, "max_tokens": max_tokens, "seed": seed, "prompt": prompt,
-            "cache_mode": cache_mode, "cache_path": cache_path, "concurrency": concurrency, "timeout_s": timeout_s,
+            "cache_mode": cache_mode, "cache_path": cache_path, "concurrency": concurrency, "queue_size": queue_size, "timeout_s": timeout_s,
             "max_retries": max_retries, "progress": progress}
 
 
@@ -44,13 +44,14 @@ def select(problems_dir=None, levels=None, filters=None, limit: int | None = Non
 
 def run_models(models: list[str], *, problems_dir=None, levels=None, filters=None, limit: int | None = None, device: str = "auto",
                precision: str = "fp32", small: bool | None = None, seeds: int = 5, timing_budget_s: float = 1.0, run_id: str | None = None,
-               runs_root=None, **generation) -> tuple[str, pd.DataFrame]:
+               runs_root=None, ray: str | bool | None = None, **generation) -> tuple[str, pd.DataFrame]:
     """Judge every model's candidates on the selected problems, all in one run; returns the run id
     and its records. ``generation`` takes :func:`generation_options`' keywords (language models).
+    ``ray``: on a Ray cluster (True, "auto" or an address; docs/CLUSTER.md).
     Offline solvers are judged on the selected problems they have a runnable candidate for."""
-    from ..workflows import plan, runnable_backends
+    from ..workflows import _batch_device, plan, runnable_backends
 
-    device = resolve_device(device)
+    device = _batch_device(device, ray)
     run_id = run_id or new_run_id()
     root = Path(runs_root or RUNS_ROOT)
     opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s)
@@ -65,7 +66,7 @@ def run_models(models: list[str], *, problems_dir=None, levels=None, filters=Non
             keys = {p.key for p in plan(problems_dir, model, device, levels)[0]}
             todo = [p for p in chosen if p.key in keys]
             todo, options = (todo[:limit] if limit else todo), None
-        run_batch(todo, model, run_id=run_id, runs_root=root, opts=opts, backends=backends, generation=options)
+        run_batch(todo, model, run_id=run_id, runs_root=root, opts=opts, backends=backends, generation=options, ray=ray)
     return run_id, read_records(root, run_id)
 
 

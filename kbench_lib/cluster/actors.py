@@ -1,0 +1,155 @@
+"""What runs on the cluster's nodes: a judging actor per GPU (or per CPU judge), a build task per
+candidate and node, a generation actor per language model. Plain classes and functions: the
+driver (:mod:`.driver`) makes them Ray work with ``ray.remote(...).options(...)``, so this module
+imports without Ray.
+
+Each judging actor is one process that owns its GPU for timing (Ray gives it exactly one, as its
+``cuda:0``, through ``CUDA_VISIBLE_DEVICES``). It judges exactly as the local runner does
+(:func:`kbench_lib.runner._judge_one`): candidates run in their own isolated processes, forked
+from this actor's own warm fork server (:mod:`kbench_lib.forkserver`), and a candidate that kills
+its process is a ``crash`` verdict. The reference side of a problem is prepared once per actor and
+kept for the next candidates of that problem.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from collections import OrderedDict
+from dataclasses import replace
+from pathlib import Path
+
+from ..judge import JudgeOptions
+from ..problems import Problem
+
+
+def local_device(kind: str) -> str:
+    """The device a judging process uses: its one visible GPU, or the CPU."""
+    return "cuda:0" if kind == "cuda" else "cpu"
+
+
+def local_problem(problem: Problem) -> Problem:
+    """``problem`` with a path that exists on this node and holds its source: the driver's path
+    where this node has the same file (one checkout, a shared file system), else a copy written
+    under the build cache, named after its content. The problem's key (level and file stem) is
+    kept."""
+    try:
+        if problem.path.read_text() == problem.source:
+            return problem
+    except OSError:
+        pass
+    from ..build import cache_root
+
+    path = cache_root() / "problems" / problem.sha / problem.path.name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(problem.source)
+        tmp.replace(path)
+    return replace(problem, path=path)
+
+
+def node_id() -> str | None:
+    try:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001 - outside Ray (a unit test of this class)
+        return None
+
+
+class JudgeActor:
+    """A judging process (see the module docstring)."""
+
+    def __init__(self, opts: JudgeOptions, kind: str, keep_prepared: int = 2):
+        self.opts = opts
+        self.device = local_device(kind)
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.set_device(0)
+        self.keep = max(1, keep_prepared)
+        self._prepared: OrderedDict = OrderedDict()
+
+    def info(self) -> dict:
+        """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
+        judge's environment (versions, git sha)."""
+        from ..provenance import device_name, environment
+
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        return {"node_id": node_id(), "host": socket.gethostname(), "pid": os.getpid(), "device": self.device,
+                "device_name": device_name(self.device), "gpu": visible if self.device.startswith("cuda") else None,
+                "env": environment(self.device)}
+
+    def judge(self, problem: Problem, sample, err: str | None):
+        """The verdict on one sample (a :class:`kbench_lib.judge.Verdict`; a judge_error verdict
+        when the judge itself failed, never an exception)."""
+        from .. import runner
+
+        problem = local_problem(problem)
+        prepared = self._prepared_for(problem) if sample is not None and sample.candidate is not None else None
+        return runner._judge_one(problem, sample, err, prepared, self.device, self.opts)
+
+    def _prepared_for(self, problem: Problem):
+        from .. import runner
+
+        key = (problem.key, problem.sha)
+        if key in self._prepared:
+            self._prepared.move_to_end(key)
+            return self._prepared[key]
+        while len(self._prepared) >= self.keep:
+            _, old = self._prepared.popitem(last=False)
+            _release(old)
+        self._prepared[key] = prepared = runner._prepare(problem, self.device, self.opts)
+        return prepared
+
+    def close(self) -> None:
+        """Releases the prepared references and stops this process's fork servers."""
+        from ..sandbox import close_servers
+
+        while self._prepared:
+            _release(self._prepared.popitem()[1])
+        close_servers()
+
+
+def _release(prepared) -> None:
+    if prepared is not None and not isinstance(prepared, str):
+        prepared.release()
+
+
+def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
+    """A build task: compiles ``candidate`` into this node's build cache (content-hashed, so the
+    judging actor on this node finds it and does not build it again). For a GPU judge the driver
+    starts it with that judge's GPU as its only visible one (the build targets that GPU's
+    architecture). What it returns is only for the driver's bookkeeping: the verdict comes from the
+    judge, which reads the cache (a compile error is remembered there too)."""
+    from ..judge import build_candidate
+
+    device = local_device(kind)
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():  # then the judge builds it itself
+            return {"built": False, "reason": "no GPU visible to the build task"}
+    b = build_candidate(candidate, device, opts)
+    return {"built": b.failure is None, "failure": b.failure, "seconds": round(b.seconds, 2), "cached": b.cached,
+            "node_id": node_id()}
+
+
+class GenerationActor:
+    """A language model's requests as Ray work: an asynchronous actor whose calls (one per problem)
+    run concurrently on its event loop, at most the model's concurrency limit of them talking to
+    the provider at once (:class:`kbench_lib.generation.LanguageModel`'s semaphore). Answers go
+    through the same record/replay cache as a local run."""
+
+    def __init__(self, spec: str, options: dict):
+        from ..generation import language_model
+
+        self.model = language_model(spec, {**options, "progress": False})
+
+    async def samples(self, problem: Problem, indices: list[int]):
+        return await self.model.problem_samples(problem, indices)
+
+
+def driver_path(path: str | Path | None, default: Path) -> str:
+    """An absolute path as the driver sees it (the generation actor runs on the driver's node)."""
+    return str(Path(path or default).resolve())

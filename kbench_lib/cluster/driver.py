@@ -1,0 +1,357 @@
+"""The driver of a batch on a Ray cluster: it hands out the work, follows it, and alone writes the
+records (one row per sample key, appended as each verdict arrives, never twice).
+
+Work in flight is a set of Ray object references, each tagged with what it is: a language
+model's answers for one problem (generation actor), a build on one node (CPU task), a judge
+becoming ready, a verdict (judging actor). The loop waits for any of them and acts on it:
+
+- answers become jobs in the queue;
+- a judge with room gets whole problems from the queue (:class:`.work.WorkQueue`), starts their
+  builds on its node and is sent up to ``DEPTH`` jobs whose builds are done;
+- a verdict becomes a record;
+- a judge that died (its process, or its node) gives back its share and the jobs it was running,
+  which go first in line to the judges left, and a replacement judge is asked for (Ray starts it
+  when a GPU is free again: a node that returns, or a new one). The job it was running when it
+  died is charged with the death; after ``MAX_DEATHS`` it is recorded as a ``judge_error`` rather
+  than killing judge after judge. A candidate that kills its own process is not a death: the
+  judge turns that into a ``crash`` verdict.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from .. import build
+from ..judge import JudgeOptions, Verdict
+from ..models import ModelUnavailable, get_model, iter_samples
+from ..records import RecordWriter, read_records, row_from_verdict
+from . import actors, connect
+from .errors import ClusterError
+from .work import Job, WorkQueue, jobs_for
+
+DEPTH = 2  # jobs sent to a judge ahead of its verdicts (one running, one waiting in its queue)
+MAX_DEATHS = 3  # judge deaths a job may be running at before it is recorded as a judge_error
+STARTUP_FAILURES = 3  # judges in a row that die before they are ready: the cluster cannot judge
+
+
+@dataclass
+class Judge:
+    handle: object
+    index: int
+    info: dict | None = None  # from JudgeActor.info once ready
+    alive: bool = False
+    dead: bool = False
+    share: deque = field(default_factory=deque)  # jobs given to it, not yet sent
+    running: dict = field(default_factory=dict)  # ref -> job, in the order sent
+
+    @property
+    def node(self) -> str | None:
+        return self.info["node_id"] if self.info else None
+
+
+class Batch:
+    """One batch's state on the driver (see the module docstring)."""
+
+    def __init__(self, ray, problems, model: str, *, run_id: str, runs_root, opts: JudgeOptions, strategy: str, backends,
+                 progress: bool, gpus, judges: int | None, generation, recover_timeout_s: float, events: list | None):
+        self.ray, self.problems, self.model, self.run_id = ray, list(problems), model, run_id
+        self.opts, self.strategy, self.backends, self.generation = opts, strategy, backends, generation
+        self.recover_timeout_s = recover_timeout_s
+        self.events = events if events is not None else []
+        self.writer = RecordWriter(runs_root, run_id)
+        done = read_records(runs_root, run_id)
+        self.done = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
+        self.kind = connect.judge_kind(ray, opts)
+        self.n_judges = connect.judge_count(ray, self.kind, gpus, judges)
+        self.queue = WorkQueue()
+        self.refs: dict = {}  # object ref -> (what, data)
+        self.builds: dict = {}  # (node id, kernel sha) -> ref while building, True when done
+        self.judges: list[Judge] = []
+        self.gen_actor = None
+        self.gen_pending = 0
+        self.rows: list[dict] = []
+        self.startup_failures = 0
+        self.no_judge_since: float | None = None
+        self.bar = tqdm(total=0, desc=f"judging ({model}) on Ray", unit="cand", disable=not progress)
+
+    def event(self, name: str, **data) -> None:
+        self.events.append({"t": time.time(), "event": name, **data})
+
+    # -- generation ------------------------------------------------------------------------------
+
+    def add_jobs(self, jobs: list[Job]) -> None:
+        if jobs:
+            self.queue.add(jobs)
+            self.bar.total += len(jobs)
+            self.bar.refresh()
+
+    def start_generation(self) -> None:
+        """Language models behind an API: one call per problem to a generation actor on the
+        driver's node. Offline models (files, torch.compile) and ``hf:`` checkpoints: here."""
+        from ..generation.spec import is_language_model, parse_spec
+
+        if is_language_model(self.model) and parse_spec(self.model).provider != "hf":
+            self._start_generation_actor(parse_spec(self.model))
+            return
+        generate = get_model(self.model, self.backends, self.generation)
+        skip = {(p, i) for m, p, i in self.done if m == self.model}
+        try:
+            for problem, samples, err in iter_samples(generate, self.problems, skip=skip):
+                self.add_jobs(jobs_for(self.model, problem, samples, err, self.done))
+        finally:
+            close = getattr(generate, "close", None)  # an hf: checkpoint's model and event loop
+            if close is not None:
+                close()
+
+    def _start_generation_actor(self, spec) -> None:
+        import os
+
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from ..generation.cache import DEFAULT_PATH
+        from ..generation.language_model import GenerationOptions
+
+        options = GenerationOptions.from_value(self.generation)
+        opts_dict = dict(self.generation or {})
+        opts_dict["cache_path"] = actors.driver_path(options.cache_path, DEFAULT_PATH)
+        env = {spec.key_env: os.environ[spec.key_env]} if spec.key_env and os.environ.get(spec.key_env) else {}
+        here = self.ray.get_runtime_context().get_node_id()
+        remote = self.ray.remote(actors.GenerationActor).options(
+            num_cpus=0, max_concurrency=1000, max_restarts=2, max_task_retries=2, runtime_env={"env_vars": env} if env else None,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True))
+        self.gen_actor = remote.remote(self.model, opts_dict)
+        for p in self.problems:
+            wanted = [i for i in range(options.samples) if (self.model, p.key, i) not in self.done]
+            if wanted:
+                self.refs[self.gen_actor.samples.remote(p, wanted)] = ("generated", p)
+                self.gen_pending += 1
+
+    def on_generated(self, ref, problem) -> None:
+        self.gen_pending -= 1
+        try:
+            samples, err = self.ray.get(ref), None
+        except self.ray.exceptions.RayTaskError as e:
+            cause = e.cause if getattr(e, "cause", None) is not None else e
+            if isinstance(cause, ModelUnavailable):
+                raise cause from None
+            samples, err = [], f"{type(cause).__name__}: {cause}"
+        except self.ray.exceptions.RayActorError as e:
+            raise ClusterError(f"the generation actor for {self.model} died: {e}") from e
+        self.add_jobs(jobs_for(self.model, problem, samples, err, self.done))
+
+    # -- judges ------------------------------------------------------------------------------------
+
+    def start_judge(self) -> None:
+        remote = self.ray.remote(actors.JudgeActor).options(**connect.judge_options(self.kind))
+        judge = Judge(remote.remote(self.opts, self.kind), len(self.judges))
+        self.judges.append(judge)
+        self.refs[judge.handle.info.remote()] = ("ready", judge)
+
+    def on_ready(self, ref, judge: Judge) -> None:
+        try:
+            judge.info = self.ray.get(ref)
+        except self.ray.exceptions.RayError as e:
+            self.startup_failures += 1
+            judge.dead = True
+            self.event("judge_failed_to_start", judge=judge.index, error=str(e)[-2000:])
+            if self.startup_failures < STARTUP_FAILURES:
+                self.start_judge()
+            elif not self.live():
+                raise ClusterError(f"{self.startup_failures} judging actors in a row died before they were ready; the last: {e}") from e
+            return
+        judge.alive, self.startup_failures = True, 0
+        self.event("judge_ready", judge=judge.index, node=judge.node, host=judge.info["host"], gpu=judge.info["gpu"],
+                   device_name=judge.info["device_name"])
+        mine = judge.info["env"].get("git_sha")
+        if self.judges[0].info and mine != self.judges[0].info["env"].get("git_sha"):
+            self.event("version_mismatch", judge=judge.index, git_sha=mine)
+
+    def live(self) -> list[Judge]:
+        return [j for j in self.judges if j.alive]
+
+    def on_died(self, judge: Judge, error) -> None:
+        """A judge's process or node is gone: its work goes back in line, a replacement is asked for."""
+        if not judge.alive:
+            return
+        judge.alive, judge.dead = False, True
+        running = list(judge.running.values())
+        for ref in judge.running:
+            self.refs.pop(ref, None)
+        if running:
+            running[0].deaths += 1
+        back = [j for j in running + list(judge.share) if j.key not in self.done]
+        judge.running.clear()
+        judge.share.clear()
+        given_up = [j for j in back if j.deaths >= MAX_DEATHS]
+        for j in given_up:
+            msg = f"the judging process died {j.deaths} times while judging this candidate (last: {str(error)[-500:]})"
+            self.record(j, self._driver_verdict(j, judge.info, "judge_error", msg), judge)
+        self.queue.put_back([j for j in back if j.deaths < MAX_DEATHS])
+        self.event("judge_died", judge=judge.index, node=judge.node, requeued=len(back) - len(given_up),
+                   running=[list(j.key) for j in running], error=str(error)[-1000:])
+        self.start_judge()
+
+    def _driver_verdict(self, job: Job, info: dict, failure: str, message: str) -> Verdict:
+        c = job.candidate
+        return Verdict(problem=job.problem.key, level=job.problem.level, backend=c.backend if c is not None else "unknown",
+                       device=info["device"], device_name=info["device_name"], precision=self.opts.precision, failure=failure,
+                       message=message, env=info["env"], kernel_sha=c.sha[:16] if c is not None else None)
+
+    # -- builds and judging ------------------------------------------------------------------------
+
+    def build_ready(self, judge: Judge, job: Job) -> bool:
+        """Whether ``job`` may go to ``judge`` now; starts its build on the judge's node if needed."""
+        c = job.candidate
+        if c is None or not build.needs_build(c):
+            return True
+        key = (judge.node, c.sha)
+        state = self.builds.get(key)
+        if state is None:
+            remote = self.ray.remote(actors.build_on_node).options(**connect.build_options(self.kind, judge.node, judge.info["gpu"]))
+            ref = remote.remote(c, self.kind, self.opts)
+            self.builds[key] = ref
+            self.refs[ref] = ("built", key)
+            return False
+        return state is True
+
+    def on_built(self, ref, key) -> None:
+        try:
+            result = self.ray.get(ref)
+        except self.ray.exceptions.RayError as e:  # the node went, or the task failed: the judge builds it itself
+            result = {"built": False, "reason": str(e)[-300:]}
+        self.builds[key] = True
+        self.event("built", node=key[0], sha=key[1][:16], **{k: v for k, v in result.items() if k != "node_id"})
+
+    def feed(self) -> None:
+        """Gives every live judge work and sends it what it can start."""
+        for judge in self.live():
+            for job in self.queue.refill(judge.share, [j.share for j in self.live() if j is not judge]):
+                self.build_ready(judge, job)  # builds start as soon as the work is given
+            for job in list(judge.share):
+                if len(judge.running) >= DEPTH:
+                    break
+                if self.build_ready(judge, job):
+                    judge.share.remove(job)
+                    ref = judge.handle.judge.remote(job.problem, job.sample, job.err)
+                    judge.running[ref] = job
+                    self.refs[ref] = ("judged", judge)
+                    self.event("dispatched", key=list(job.key), judge=judge.index, node=judge.node)
+
+    def on_judged(self, ref, judge: Judge) -> None:
+        job = judge.running[ref]
+        try:
+            verdict = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as e:
+            self.on_died(judge, e)  # the job is still among those it was running when the death is counted
+            return
+        except self.ray.exceptions.RayError as e:  # the call itself failed (not the candidate): recorded, not retried
+            verdict = self._driver_verdict(job, judge.info, "judge_error", f"the judging call failed: {str(e)[-3000:]}")
+        del judge.running[ref]
+        self.record(job, verdict, judge)
+
+    def record(self, job: Job, verdict: Verdict, judge: Judge) -> None:
+        if job.key in self.done:  # never twice
+            self.event("duplicate_dropped", key=list(job.key))
+            return
+        s = job.sample
+        row = row_from_verdict(verdict, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=job.key[2],
+                               tags=job.problem.tags, extra=s.meta if s is not None else None)
+        self.writer.append(row)
+        self.done.add(job.key)
+        self.rows.append(row)
+        self.event("recorded", key=list(job.key), judge=judge.index, node=judge.node, failure=row["failure"])
+        self.bar.set_postfix_str(job.problem.key[-40:])
+        self.bar.update(1)
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def finished(self) -> bool:
+        return (self.gen_pending == 0 and not len(self.queue) and all(not j.share and not j.running for j in self.judges))
+
+    def check_capacity(self) -> None:
+        if self.live():
+            self.no_judge_since = None
+            return
+        now = time.monotonic()
+        self.no_judge_since = self.no_judge_since or now
+        if now - self.no_judge_since > self.recover_timeout_s:
+            raise ClusterError(f"no judging actor has been alive for {self.recover_timeout_s:g} s (the cluster lost its "
+                               f"{self.kind} capacity; {len(self.queue)} jobs wait)")
+
+    def dispatch(self, ref) -> None:
+        what, data = self.refs.pop(ref)
+        getattr(self, f"on_{what}")(ref, data)
+
+    def run(self) -> list[dict]:
+        for _ in range(self.n_judges):
+            self.start_judge()
+        self.start_generation()
+        while True:
+            self.feed()
+            if self.finished():
+                return self.rows
+            self.check_capacity()
+            refs = list(self.refs)
+            if not refs:
+                raise ClusterError("nothing in flight and work left: the driver lost track of the batch (a bug)")
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=1.0)
+            if ready:
+                ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+            for ref in ready:
+                if ref in self.refs:
+                    self.dispatch(ref)
+
+    def close(self) -> None:
+        """Stops this batch's actors and pending builds."""
+        self.bar.close()
+        ray = self.ray
+        live = [j.handle.close.remote() for j in self.live()]
+        if live:
+            try:
+                ray.wait(live, num_returns=len(live), timeout=30)
+            except Exception:  # noqa: BLE001
+                pass
+        for j in self.judges:
+            ray.kill(j.handle)
+        if self.gen_actor is not None:
+            ray.kill(self.gen_actor)
+        for ref, (what, _) in list(self.refs.items()):
+            if what == "built":
+                try:
+                    ray.cancel(ref)
+                except Exception:  # noqa: BLE001
+                    pass
+
+
+def run_batch_on_ray(problems, model: str = "reference", *, address: str | None = None, run_id: str | None = None,
+                     runs_root: str | Path | None = None, opts: JudgeOptions | None = None, strategy: str = "single",
+                     backends: tuple[str, ...] | None = None, progress: bool = True, prebuild_jobs: int = 0,
+                     gpus: int | str | None = None, judges: int | None = None, generation=None, recover_timeout_s: float = 600.0,
+                     events: list | None = None) -> tuple[str, list[dict]]:
+    """:func:`kbench_lib.runner.run_batch` on a Ray cluster; returns (run_id, the rows written now).
+
+    One judging actor per GPU of the cluster (at most ``gpus``), or on a cluster without GPUs
+    ``judges`` CPU judges (default one per node); builds as CPU tasks on the node that judges the
+    candidate (each node has its own content-hashed build cache); a language model's requests as
+    an asynchronous actor on the driver's node. ``prebuild_jobs`` is accepted for the local
+    runner's signature: on Ray every build is a task. A judge lost with its node is replaced when
+    the cluster has room again; with none alive for ``recover_timeout_s`` the batch stops with a
+    :class:`ClusterError` (records kept, the run id resumes). ``events``, when given, receives what
+    happened (judges ready and died, builds, records) with times."""
+    from ..runner import RUNS_ROOT, new_run_id
+
+    ray, connected_here = connect.connect(address)
+    run_id = run_id or new_run_id()
+    batch = Batch(ray, problems, model, run_id=run_id, runs_root=runs_root or RUNS_ROOT, opts=opts or JudgeOptions(), strategy=strategy,
+                  backends=backends, progress=progress, gpus=gpus, judges=judges, generation=generation,
+                  recover_timeout_s=recover_timeout_s, events=events)
+    try:
+        return run_id, batch.run()
+    finally:
+        batch.close()
+        if connected_here:
+            ray.shutdown()

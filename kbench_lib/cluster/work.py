@@ -1,0 +1,81 @@
+"""The batch's work as the driver holds it: one job per sample key, problems waiting for a judge,
+and each judge's share. Plain Python (no Ray), so the rules can be read and tested alone.
+
+A judge is given whole problems (its reference is prepared once per problem and judge), a few
+at a time so that the builds of what comes next run while it judges. A judge that has nothing
+left takes half of the largest share another judge has not started yet. When a judge dies, its
+share and the jobs it was running go back to the front of the queue.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..models import Sample
+from ..problems import Problem
+
+Key = tuple  # (model, problem key, sample index): one record each
+
+
+@dataclass
+class Job:
+    key: Key
+    problem: Problem
+    sample: Sample | None
+    err: str | None = None  # why there is no sample (the model failed on this problem)
+    deaths: int = 0  # judging processes that died while this job was the one they ran
+
+    @property
+    def candidate(self):
+        return self.sample.candidate if self.sample is not None else None
+
+
+def jobs_for(model: str, problem: Problem, samples: list[Sample], err: str | None, done: set) -> list[Job]:
+    """The jobs of one problem, as the local runner makes them: a model's failure on the problem is
+    one job without a sample (index 0); keys already recorded are left out."""
+    jobs = [Job((model, problem.key, 0), problem, None, f"model {model} failed to produce a candidate: {err}")] if err is not None else []
+    jobs += [Job((model, problem.key, s.index), problem, s) for s in samples]
+    return [j for j in jobs if j.key not in done]
+
+
+class WorkQueue:
+    """Problems not yet given to a judge, in order, each a list of its jobs."""
+
+    def __init__(self, low_water: int = 8):
+        self.low_water = low_water  # a judge's share is refilled while it holds fewer jobs than this
+        self._groups: deque[list[Job]] = deque()
+
+    def __len__(self) -> int:
+        return sum(len(g) for g in self._groups)
+
+    def add(self, jobs: Iterable[Job]) -> None:
+        jobs = list(jobs)
+        if jobs:
+            self._groups.append(jobs)
+
+    def put_back(self, jobs: Iterable[Job]) -> None:
+        """Jobs a judge could not finish, first in line again, grouped by problem."""
+        by_problem: dict[str, list[Job]] = {}
+        for j in jobs:
+            by_problem.setdefault(j.problem.key, []).append(j)
+        for group in reversed(list(by_problem.values())):
+            self._groups.appendleft(group)
+
+    def refill(self, share: deque, others: list[deque]) -> list[Job]:
+        """Gives ``share`` whole problems from the queue while it holds fewer than ``low_water``
+        jobs; with the queue empty and ``share`` empty, half (at least one) of the largest of
+        ``others``, taken from its end. Returns the jobs given."""
+        given: list[Job] = []
+        while len(share) < self.low_water and self._groups:
+            group = self._groups.popleft()
+            share.extend(group)
+            given += group
+        if not share and not self._groups:
+            victim = max(others, key=len, default=None)
+            if victim:
+                n = max(1, len(victim) // 2)
+                taken = [victim.pop() for _ in range(n)][::-1]
+                share.extend(taken)
+                given += taken
+        return given

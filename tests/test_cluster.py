@@ -1,0 +1,131 @@
+"""Batches on a Ray cluster (kbench_lib.cluster): a two-node Ray cluster on this machine (head and a
+second node, each its own raylet, as ray start would make them) judges C++ and interpreted-Triton
+candidates with one CPU judge per node. Its records equal a local run's; with the second node
+killed mid-batch the batch still records every sample exactly once."""
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kbench_lib.judge import JudgeOptions
+from kbench_lib.problems import discover
+from kbench_lib.records import read_records
+from kbench_lib.runner import run_batch
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+CANDIDATES = {  # file under tests/fixtures -> sample tag
+    "candidates/scale_add_relu_cpp.py": "cpp",
+    "candidates/scale_add_relu_triton.py": "triton",
+    "candidates/scale_add_relu_wrong.py": "wrong",
+    "bad_candidates/segfault.py": "segfault",  # kills its own process: a crash verdict, never a retry
+    "bad_candidates/raises.py": "raises",
+    "bad_candidates/wrong_shape.py": "shape",
+}
+COMPARED = ["problem", "sample", "backend", "compiled", "correct", "failure"]
+OPTS = JudgeOptions(device="cpu", timing=False, run_timeout_s=60)  # verdicts, not CPU timings, are compared
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Two problems (the fixture problem and a copy under another name), six candidates each."""
+    fixtures = Path(__file__).parent / "fixtures"
+    root = tmp_path_factory.mktemp("ray-batch")
+    probs, cands = root / "problems" / "level1", root / "cands"
+    probs.mkdir(parents=True)
+    cands.mkdir()
+    for stem in ("1_Scale_Add_ReLU", "2_Scale_Add_ReLU_Copy"):
+        shutil.copy(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py", probs / f"{stem}.py")
+        for src, tag in CANDIDATES.items():
+            shutil.copy(fixtures / src, cands / f"{stem}__{tag}.py")
+    return discover(root / "problems"), f"folder:{cands}"
+
+
+@pytest.fixture(scope="module")
+def local(batch, tmp_path_factory):
+    """The same batch judged locally (also fills the build cache the cluster's nodes share here)."""
+    root = tmp_path_factory.mktemp("local-runs")
+    run_batch(*batch, run_id="local", runs_root=root, opts=OPTS, progress=False)
+    return _compared(read_records(root, "local"))
+
+
+@pytest.fixture(scope="module")
+def cluster(build_cache):
+    """A head node and a second node, two CPUs each, on 127.0.0.1; node deaths noticed within ~2 s."""
+    from ray._private import ray_constants
+    from ray.cluster_utils import Cluster
+
+    # everything on the loopback interface: Ray would otherwise turn 127.0.0.1 in an address into
+    # this machine's outward address, where these nodes do not listen
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    system = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500, "health_check_failure_threshold": 3}
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "node_ip_address": "127.0.0.1", "include_dashboard": False,
+                                                      "_system_config": system})
+    second = c.add_node(num_cpus=2, node_ip_address="127.0.0.1")
+    ray.init(address=c.address, namespace="kbench-test", log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield c, second
+    ray.shutdown()
+    c.shutdown()
+
+
+def _compared(df):
+    return df[COMPARED].sort_values(["problem", "sample"]).reset_index(drop=True)
+
+
+def _keys(df):
+    return list(zip(df["model"], df["problem"], df["sample"]))
+
+
+def test_records_on_ray_equal_a_local_run(cluster, batch, local, tmp_path):
+    c, _ = cluster
+    run_id, rows = run_batch(*batch, run_id="on-ray", runs_root=tmp_path, opts=OPTS, progress=False, ray=c.address)
+    df = read_records(tmp_path, run_id)
+    assert len(rows) == len(df) == 12 and len(set(_keys(df))) == 12
+    assert _compared(df).equals(local)
+    assert set(df.loc[df["correct"], "backend"]) == {"cpp", "triton"}
+    assert (df["failure"] == "crash").sum() == 2  # the two segfaults, judged once each
+    # resuming the same run judges nothing again
+    _, again = run_batch(*batch, run_id="on-ray", runs_root=tmp_path, opts=OPTS, progress=False, ray=c.address)
+    assert again == [] and len(read_records(tmp_path, run_id)) == 12
+
+
+def _kill_second_node_with_work_in_flight(c, node, events, killed: list) -> None:
+    """Kills the node while it holds a job not yet judged, so that the loss is certain to be seen
+    at once (not whenever work is next sent there). Waiting for a first verdict of its own as well
+    raced with the other node: with warm build caches, it judged the whole batch first."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        seen = list(events)
+        there = {e["judge"] for e in seen if e["event"] == "judge_ready" and e["node"] == node.node_id}
+        recorded = {tuple(e["key"]) for e in seen if e["event"] == "recorded"}
+        in_flight = [e for e in seen if e["event"] == "dispatched" and e["judge"] in there and tuple(e["key"]) not in recorded]
+        if in_flight:
+            killed.append(time.time())
+            c.remove_node(node, allow_graceful=False)
+            return
+        time.sleep(0.05)
+
+
+def test_a_node_lost_mid_batch_loses_and_duplicates_nothing(cluster, batch, local, tmp_path):
+    from kbench_lib.cluster import run_batch_on_ray
+
+    c, second = cluster
+    events, killed = [], []
+    killer = threading.Thread(target=_kill_second_node_with_work_in_flight, args=(c, second, events, killed))
+    killer.start()
+    run_id, rows = run_batch_on_ray(*batch, run_id="node-lost", runs_root=tmp_path, opts=OPTS, progress=False, judges=2,
+                                    recover_timeout_s=60, events=events)
+    killer.join()
+    assert killed, "the second node never received work, so it was not killed"
+    died = [e for e in events if e["event"] == "judge_died"]
+    assert len(died) == 1 and died[0]["node"] == second.node_id and died[0]["requeued"] >= 1
+    df = read_records(tmp_path, run_id)
+    assert len(rows) == len(df) == 12 and len(set(_keys(df))) == 12
+    assert _compared(df).equals(local)
+    requeued = {tuple(k) for k in died[0]["running"]}
+    after = [e for e in events if e["event"] == "recorded" and e["t"] > died[0]["t"]]
+    assert after and all(e["node"] != second.node_id for e in after)
+    assert requeued <= {tuple(e["key"]) for e in after}

@@ -1,0 +1,71 @@
+"""JudgeLanes: how arriving samples are spread over a batch's judging threads."""
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kbench_lib.lanes import JudgeLanes, LanesAborted
+from kbench_lib.models import Arrival, Sample
+
+
+class _P:  # only the key matters to the lanes
+    def __init__(self, key):
+        self.key, self.path = key, Path(key)
+
+
+def _arrivals(key, n):
+    p = _P(key)
+    return [Arrival(p, Sample(i, None), last=i == n - 1) for i in range(n)]
+
+
+def test_a_problem_stays_on_one_lane_and_new_problems_go_to_the_least_loaded():
+    lanes = JudgeLanes(2, limit=100)
+    a, b = _arrivals("a", 3), _arrivals("b", 2)
+    assert [lanes.put(x) for x in (a[0], b[0], a[1], b[1], a[2])] == [0, 1, 0, 1, 0]
+    c = _arrivals("c", 1)
+    assert lanes.put(c[0]) == 1  # lane 1 holds two, lane 0 three
+    assert [lanes.get(0).sample.index for _ in range(3)] == [0, 1, 2]
+    for _ in range(3):
+        lanes.done(0)
+    assert lanes.put(_arrivals("a", 1)[0]) == 0  # "a" ended with its last sample: a new "a" goes where there is room
+
+
+def test_put_waits_while_the_limit_is_reached_and_close_drains():
+    lanes = JudgeLanes(1, limit=2)
+    xs = _arrivals("a", 4)
+    lanes.put(xs[0])
+    lanes.put(xs[1])
+    t = threading.Thread(target=lanes.put, args=(xs[2],))
+    t.start()
+    time.sleep(0.2)
+    assert t.is_alive() and lanes.pending == 2  # waits for room
+    assert lanes.get(0) is xs[0]
+    lanes.done(0)
+    t.join(timeout=5)
+    assert not t.is_alive() and lanes.pending == 2
+    lanes.close()
+    assert [lanes.get(0), lanes.get(0), lanes.get(0)] == [xs[1], xs[2], None]  # what it held, then the end
+
+
+def test_abort_drops_what_waits_and_stops_the_feeder():
+    lanes = JudgeLanes(2, limit=1)
+    xs = _arrivals("a", 3)
+    lanes.put(xs[0])
+    errors = []
+
+    def feed():
+        try:
+            lanes.put(xs[1])
+        except LanesAborted as e:
+            errors.append(e)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    time.sleep(0.1)
+    lanes.abort(RuntimeError("disk full"))
+    t.join(timeout=5)
+    assert errors and isinstance(errors[0].__cause__, RuntimeError)
+    assert lanes.get(0) is None and lanes.get(1) is None
+    with pytest.raises(LanesAborted):
+        lanes.put(xs[2])

@@ -1,0 +1,176 @@
+"""Strategies without the judge: estimators, scaling and verifier metrics on rows, the tuner's
+knobs on every shipped solution, feedback text, verifier answers, selection."""
+import ast
+import math
+from itertools import combinations
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kbench_lib import search_metrics as sm
+from kbench_lib.models import Sample
+from kbench_lib.strategies import FeedbackOptions, apply_config, feedback_text, find_knobs
+from kbench_lib.strategies.evolve import elite
+from kbench_lib.strategies.feedback import trim_log
+from kbench_lib.strategies.search import Attempt, Request
+from kbench_lib.strategies.tuner import TunerProposer
+from kbench_lib.strategies.verifiers import CulpritVerifier, parse_verdict
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((REPO / "problems" / "solutions").glob("level*/*.py"))
+
+
+@pytest.mark.parametrize("n,c,k", [(5, 0, 1), (5, 2, 1), (6, 2, 3), (7, 3, 7), (10, 1, 4), (4, 4, 2)])
+def test_pass_at_k_is_the_share_of_k_subsets_with_a_success(n, c, k):
+    outcomes = [True] * c + [False] * (n - c)
+    subsets = list(combinations(range(n), k))
+    exact = sum(any(outcomes[i] for i in s) for s in subsets) / len(subsets)
+    assert sm.estimate_pass_at_k(n, c, k) == pytest.approx(exact)
+    with pytest.raises(ValueError):
+        sm.estimate_pass_at_k(k - 1, 0, k)
+
+
+def _rows(problem, outcomes, device="cuda:0", small=False):
+    """Record-like rows: outcomes are (correct, speedup, flags)."""
+    return [{"model": "m", "strategy": "single", "problem": problem, "sample": i, "turn": 0, "proposal": i, "correct": ok,
+             "flags": flags, "failure": None if ok else "output_mismatch", "speedup_eager": s, "speedup_compile": None,
+             "device": device, "small": small, "backend": "cuda", "judge_s": 2.0, "judged": True, "timestamp": i}
+            for i, (ok, s, flags) in enumerate(outcomes)]
+
+
+def test_pass_and_fast_p_at_k_average_problems_and_skip_short_ones():
+    df = pd.DataFrame(_rows("a", [(True, 1.5, []), (False, None, []), (True, 0.8, []), (True, 3.0, ["library_passthrough: x"])])
+                      + _rows("b", [(False, None, []), (True, 1.2, []), (False, None, []), (False, None, [])])
+                      + _rows("c", [(True, 2.0, [])]))
+    p1 = sm.pass_at_k(df, 1).iloc[0]
+    assert p1["pass@1"] == pytest.approx((2 / 4 + 1 / 4 + 1.0) / 3) and p1["problems"] == 3
+    p2 = sm.pass_at_k(df, 2).iloc[0]
+    assert p2["problems"] == 2 and p2["problems_short"] == 1
+    assert p2["pass@2"] == pytest.approx((sm.estimate_pass_at_k(4, 2, 2) + sm.estimate_pass_at_k(4, 1, 2)) / 2)
+    f = sm.fast_p_at_k(df, 1.0, 1).iloc[0]  # the flagged 3.0x never counts
+    assert f["fast_1@1"] == pytest.approx((1 / 4 + 1 / 4 + 1.0) / 3)
+    cpu = pd.DataFrame(_rows("a", [(True, 9.0, [])], device="cpu"))
+    assert math.isnan(sm.fast_p_at_k(cpu, 1.0, 1).iloc[0]["fast_1@1"])  # no kernel timing: not measured
+
+
+def test_scaling_keeps_the_best_trusted_speedup_so_far():
+    rows = _rows("a", [(False, None, []), (True, 1.2, []), (True, 5.0, ["faster_than_light: x"]), (True, 1.8, []), (True, 1.1, [])])
+    rows[4]["judged"], rows[4]["failure"], rows[4]["correct"] = False, "verifier_rejected", False
+    curve = sm.scaling(pd.DataFrame(rows))
+    assert curve["best_speedup"].fillna(0).tolist() == [0, 1.2, 1.2, 1.8, 1.8]
+    assert curve["judged"].tolist() == [1, 2, 3, 4, 4] and curve["gpu_s"].tolist() == [2, 4, 6, 8, 8]
+    summary = sm.scaling_summary(curve, p=1.5)
+    assert summary["fast_1.5"].tolist() == [0, 0, 0, 1, 1] and summary["fast_0"].tolist() == [0, 1, 1, 1, 1]
+
+
+def test_verifier_confusion_against_the_judge():
+    rows = _rows("a", [(False, None, []), (True, 1.0, []), (False, None, []), (True, 1.0, []), (False, None, [])])
+    decisions = [("fail", "fail"), ("pass", "fail"), ("pass", "pass"), ("pass", "pass"), ("fail", "pass")]
+    for r, (compile_, numerics), failure in zip(rows, decisions, ["compile_error", None, "output_mismatch", None, "compile_error"]):
+        r["verify_decisions"] = [("compile", compile_), ("numerics", numerics)]
+        r["failure"] = failure
+    rows[4].update(judged=False, failure="verifier_rejected", judge_s=None)  # rejected, no ground truth
+    c = sm.verifier_confusion(pd.DataFrame(rows)).set_index("verifier")
+    assert (c.loc["compile", ["tp", "fp", "fn", "tn"]] == [1, 0, 1, 2]).all()
+    assert c.loc["compile", "precision"] == 1.0 and c.loc["compile", "recall"] == 0.5 and c.loc["compile", "recall_own"] == 1.0
+    assert (c.loc["any", ["tp", "fp", "fn", "tn"]] == [1, 1, 1, 1]).all()
+    assert c.loc["compile", "saved_s"] == pytest.approx(2.0 + 2.0)  # measured 2 s, estimated 2 s for the unjudged one
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_solution_has_knobs_that_round_trip(path):
+    source = path.read_text()
+    knobs = find_knobs(source)
+    assert knobs, f"no tunable constant found in {path.name}"
+    config = {k.name: k.domain[(k.domain.index(k.value) + 1) % len(k.domain)] for k in knobs}
+    changed = apply_config(source, knobs, config)
+    ast.parse(changed)
+    again = {k.name: k.value for k in find_knobs(changed)}
+    assert again == config
+    assert apply_config(source, knobs, {}) == source
+    with pytest.raises(ValueError):
+        apply_config(source, knobs, {knobs[0].name: 3})
+
+
+def test_knobs_leave_formulas_and_unnamed_literals_alone():
+    src = ('import triton\nx = 17\nBLOCK = max(32, n) if n <= 8192 else 4096\nwarps = n // 32 * 32\n'
+           'k[(1,)](a, BLOCK=BLOCK, num_warps=8 if BLOCK >= 2048 else 4, num_stages=3)\n'
+           'code = r"""\n__global__ void f() {}\nconst int threads = n >= 4096 ? 512 : (n + 31) / 32 * 32;\nk<<<g, 256, 0, s>>>();\n"""\n')
+    found = {k.name: k.value for k in find_knobs(src)}
+    assert found == {"BLOCK@3.0": 32, "threshold@3.0": 8192, "BLOCK@3.1": 4096, "num_warps@5.0": 8, "threshold@5.0": 2048,
+                     "num_warps@5.1": 4, "num_stages@5.0": 3, "threshold@8.0": 4096, "threads@8.0": 512, "threads@9.0": 256}
+
+
+def _problem(key="level2/2_Gemm_BiasAdd_ReLU_Square"):
+    from kbench_lib.problems import load_problem
+
+    return load_problem(REPO / "problems" / f"{key}.py")
+
+
+def _attempt(i, knobs, trusted, failure=None, op="sample", index=None, speedup=1.0):
+    a = Attempt(f"p{i}", i, Request(op, 0, (), i if index is None else index), Sample(i, None, meta={"knobs": knobs}))
+    a.observation = {"judged": True, "trusted": trusted, "failure": failure, "speedup_eager": speedup}
+    return a
+
+
+def test_tuner_proposes_new_legal_kernels_and_replays_them():
+    problem = _problem()
+    requests = [Request("sample", 0, (), i) for i in range(6)]
+    first, second = TunerProposer().propose(problem, requests), TunerProposer().propose(problem, requests)
+    assert [s.candidate.sha for s in first] == [s.candidate.sha for s in second]
+    assert len({s.candidate.sha for s in first}) == 6
+    assert first[0].candidate.source.split("\n", 1)[1] == (REPO / "problems/solutions/level2/2_Gemm_BiasAdd_ReLU_Square.py").read_text()
+    knobs = {k.name: k for k in find_knobs(first[0].candidate.source.split("\n", 1)[1])}
+    for s in first:
+        ast.parse(s.candidate.source)
+        assert all(v in knobs[name].domain for name, v in s.meta["knobs"].items())
+    tuner = TunerProposer()
+    seeds = tuner.propose(problem, requests[:2])
+    parents = tuple(_attempt(i, s.meta["knobs"], True) for i, s in enumerate(seeds))
+    kids = tuner.propose(problem, [Request("crossover", 1, parents, 0), Request("mutate", 1, parents[:1], 1)])
+    assert all(k is not None for k in kids) and len({s.candidate.sha for s in [*seeds, *kids]}) == 4
+    assert kids[0].meta["knobs"] not in [p.knobs for p in parents] and kids[1].meta["knobs"] != parents[0].knobs
+
+
+def test_tuner_has_nothing_for_a_problem_without_a_seed(tmp_path):
+    tuner = TunerProposer(seeds=tmp_path)
+    assert not tuner.covers(_problem())
+    assert tuner.propose(_problem(), [Request("sample", 0)])[0].failure == "no_code"
+
+
+def test_culprit_verifier_learns_a_failing_setting():
+    seed = {"a": 1, "b": 1}
+    history = [_attempt(0, seed, True, index=0), _attempt(1, {"a": 2, "b": 1}, False, "compile_error"), _attempt(2, {"a": 1, "b": 4}, True)]
+    new = [_attempt(3, {"a": 2, "b": 4}, False), _attempt(4, {"a": 1, "b": 8}, False)]
+    d = CulpritVerifier().check(None, new, history)
+    assert [x.passed for x in d] == [False, True] and "a=2" in d[0].reason and "p1" in d[0].reason
+
+
+def test_parse_verdict_takes_the_last_verdict_line():
+    assert parse_verdict("VERDICT: PASS maybe\nactually...\nVERDICT: FAIL: reads past the end") == (False, "reads past the end")
+    assert parse_verdict("looks fine. verdict: pass") == (True, "")
+    assert parse_verdict("no idea")[0] is None
+
+
+def test_feedback_blocks_follow_the_options():
+    obs = {"judged": True, "correct": False, "trusted": False, "failure": "compile_error", "message": "build failed",
+           "error": "ninja: build stopped\nfoo.cu(3): error: identifier \"x\" is undefined\n  int y = x;\nmore noise",
+           "runtime_ms": None, "flags": []}
+    text = feedback_text(obs)
+    assert "FAILED (compile_error)" in text and 'identifier "x" is undefined' in text and "int y = x;" in text
+    assert "identifier" not in feedback_text(obs, FeedbackOptions(compile_log=False))
+    fast = {"judged": True, "correct": True, "trusted": True, "failure": None, "runtime_ms": 0.5, "baseline_eager_ms": 1.0,
+            "speedup_eager": 2.0, "sol_ms": 0.25, "device": "cuda:0", "small": False, "backend": "cuda", "n_kernels": 2,
+            "custom_kernel_share": 0.75, "top_kernels": [["my_kernel", 0.75], ["sgemm", 0.25]], "flags": [], "max_abs_err": 1e-6}
+    text = feedback_text(fast)
+    assert "2x" in text and "50.0% of it" in text and "75.0%  my_kernel" in text
+    assert "my_kernel" not in feedback_text(fast, FeedbackOptions.from_value("execution"))
+    assert feedback_text(fast, "none") == "(no feedback)"
+    assert len(trim_log("x\n" * 5000, 100)) <= 100
+
+
+def test_elite_selects_trusted_by_speedup():
+    pool = [_attempt(0, None, True, speedup=1.5), _attempt(1, None, False, "output_mismatch", speedup=9.0),
+            _attempt(2, None, True, speedup=2.5), _attempt(3, None, True, speedup=1.5)]
+    assert [a.id for a in elite(pool, 2)] == ["p2", "p0"]
