@@ -92,6 +92,23 @@ def test_records_on_ray_equal_a_local_run(cluster, batch, local, tmp_path):
     assert again == [] and len(read_records(tmp_path, run_id)) == 12
 
 
+@pytest.mark.timeout(240)
+def test_judges_holding_every_cpu_still_get_their_builds(cluster, batch, local, tmp_path):
+    """Four CPU judges on two nodes of two CPUs each hold every CPU Ray can hand out. Builds reserve
+    none (the driver bounds them per node), so they still run; when a build asked for a CPU, this
+    batch waited forever, as a batch did whenever a lost node's replacement judge took the last
+    free CPU of a survivor."""
+    from kbench_lib.cluster import run_batch_on_ray
+
+    events: list = []
+    run_id, rows = run_batch_on_ray(*batch, run_id="every-cpu", runs_root=tmp_path, opts=OPTS, progress=False, judges=4,
+                                    recover_timeout_s=60, events=events)
+    df = read_records(tmp_path, run_id)
+    assert len(rows) == len(df) == 12 and _compared(df).equals(local)
+    assert len({e["node"] for e in events if e["event"] == "judge_ready"}) == 2
+    assert any(e["event"] == "built" for e in events)
+
+
 def _kill_second_node_with_work_in_flight(c, node, events, killed: list) -> None:
     """Kills the node while it holds a job not yet judged, so that the loss is certain to be seen
     at once (not whenever work is next sent there). Waiting for a first verdict of its own as well

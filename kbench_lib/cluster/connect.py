@@ -68,11 +68,23 @@ def judge_options(kind: str) -> dict:
 
 def build_options(kind: str, node_id: str, gpu: str | None) -> dict:
     """Ray options of a build task for a judge on ``node_id``: on that node (its build cache is the
-    one that judge reads), one CPU, and for a GPU judge that GPU visible, so the build targets its
-    architecture, without taking the GPU from Ray's scheduling."""
+    one that judge reads), and for a GPU judge that GPU visible, so the build targets its
+    architecture, without taking the GPU from Ray's scheduling.
+
+    A build reserves no CPU from Ray: the driver bounds the builds running on a node itself
+    (:func:`build_slots`). Reserved CPUs deadlocked a batch: when a node died, its judge's
+    replacement took the last free CPU of a surviving node, and the builds that node's judges
+    waited for could then never be scheduled."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    opts = {"num_cpus": 1, "num_gpus": 0, "max_retries": 0, "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False)}
+    opts = {"num_cpus": 0, "num_gpus": 0, "max_retries": 0, "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False)}
     if kind == "cuda" and gpu:
         opts["runtime_env"] = {"env_vars": {"CUDA_VISIBLE_DEVICES": gpu, "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}}
     return opts
+
+
+def build_slots(ray, node_id: str, judges_there: int) -> int:
+    """How many builds the driver runs at once on ``node_id``: the node's CPUs less one for each
+    judge there, and never fewer than one (a node whose CPUs all judge still builds, one at a time)."""
+    cpus = next((n.get("Resources", {}).get("CPU", 0) for n in ray.nodes() if n.get("NodeID") == node_id), 0)
+    return max(1, int(cpus) - judges_there)

@@ -70,6 +70,7 @@ class Batch:
         self.queue = WorkQueue()
         self.refs: dict = {}  # object ref -> (what, data)
         self.builds: dict = {}  # (node id, kernel sha) -> ref while building, True when done
+        self._slots: dict = {}  # (node id, judges there) -> builds at once there
         self.judges: list[Judge] = []
         self.gen_actor = None
         self.gen_pending = 0
@@ -211,12 +212,24 @@ class Batch:
         key = (judge.node, c.sha)
         state = self.builds.get(key)
         if state is None:
+            if self.building(judge.node) >= self.build_slots(judge.node):
+                return False  # asked again on the next pass of the loop, once a build there is done
             remote = self.ray.remote(actors.build_on_node).options(**connect.build_options(self.kind, judge.node, judge.info["gpu"]))
             ref = remote.remote(c, self.kind, self.opts)
             self.builds[key] = ref
             self.refs[ref] = ("built", key)
             return False
         return state is True
+
+    def building(self, node: str) -> int:
+        return sum(1 for (n, _), state in self.builds.items() if n == node and state is not True)
+
+    def build_slots(self, node: str) -> int:
+        """Builds at once on ``node`` (:func:`.connect.build_slots`; builds reserve no CPU from Ray)."""
+        judges = sum(1 for j in self.live() if j.node == node)
+        if (node, judges) not in self._slots:
+            self._slots[(node, judges)] = connect.build_slots(self.ray, node, judges)
+        return self._slots[(node, judges)]
 
     def on_built(self, ref, key) -> None:
         try:
