@@ -108,3 +108,35 @@ def test_gpu_triton_row_sum_timed_on_each_derived_variant():
     for name, t in v.variant_timings.items():
         assert t["runtime_ms"] > 0 and t["baseline_ms"] > 0 and t["speedup"] > 0, (name, t)
     print({"default": v.speedup, **{n: t["speedup"] for n, t in v.variant_timings.items()}})
+
+
+CALL_LOG = '''# kbench: backend=torch
+"""Row sum that logs the shape of every call to calls.log in its working folder (the job's)."""
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        with open("calls.log", "a") as f:
+            f.write("x".join(map(str, x.shape)) + "\\n")
+        return x.sum(dim=1)
+'''
+
+
+def test_no_candidate_code_runs_after_the_default_configurations_timed_calls(tmp_path):
+    """The default configuration is timed last: once its sampled outputs are written, no call of
+    the candidate could rewrite them before the judge re-checks them (variants are timed first)."""
+    from kbench_lib.candidates import Candidate
+
+    p = load_problem(ROW_SUM)
+    work = tmp_path / "job"
+    work.mkdir()
+    v = judge(p, Candidate(source=CALL_LOG, backend="torch"), _opts(time_variants=True), workdir=work)
+    assert v.correct and sorted(v.variant_timings) == VARIANTS, (v.failure, v.message)
+    shapes = (work / "calls.log").read_text().split()
+    default = shapes[0]  # the first correctness call is on the default configuration
+    assert len(set(shapes)) == 3
+    last_variant = max(i for i, s in enumerate(shapes) if s != default)
+    timed_default = shapes[last_variant + 1:]
+    assert len(timed_default) >= 10 and set(timed_default) == {default}
