@@ -323,7 +323,12 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
     ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
-    discarded it would hide exactly what the memoisation check looks for."""
+    discarded it would hide exactly what the memoisation check looks for.
+
+    ``after_call(k, set_index, output)`` sees every call of every run, ``k`` counting from 0 again
+    in a run measured anew, so a caller that samples outputs for re-checking samples the run whose
+    times are reported: sampling the first run only let a candidate drift on purpose in an honest
+    first run and skip its work in the re-measured one."""
     remeasured = 0
     first = None
     while True:
@@ -336,7 +341,7 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
             t, late, out = trial(set_index)
             samples.append(t)
             unjoined += late
-            if after_call is not None and not remeasured:
+            if after_call is not None:  # every run: the reported one is the run whose outputs are sampled
                 after_call(k, set_index, out)
             del out
             k += 1

@@ -528,6 +528,9 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
     reused = [0]
 
     def keep(k, set_index, out):
+        if k == 0:  # a run measured anew (timing._runs): its own calls are the ones re-checked
+            seen.clear()
+            samples.clear()
         # an output whose storage is still held from an earlier call was not computed by this call
         # (a fresh result cannot live in memory that is in use): cached answers (THREATS #8)
         outs = as_output_list(out)

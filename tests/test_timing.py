@@ -58,6 +58,24 @@ def test_a_run_that_drifts_is_measured_again():
     assert 0.9 < t.median_ms < 2.5 and t.n_trials == 40
 
 
+def test_outputs_of_the_reported_run_are_the_ones_handed_for_re_checking():
+    """A run measured anew is sampled too: were only the first (discarded) run's outputs kept, a
+    candidate could drift on purpose while honest, then skip its work in the run that is reported."""
+    calls, seen = [0], []
+
+    def fn():
+        calls[0] += 1
+        time.sleep(0.004 if 20 <= calls[0] <= 45 else 0.001)
+        return calls[0]
+
+    t = timing.time_cpu(fn, [[]], warmup_ms=0, min_trials=40, max_trials=40, max_remeasure=2,
+                        after_call=lambda k, i, out: seen.append((k, out)))
+    assert t.remeasured >= 1
+    starts = [n for n, (k, _) in enumerate(seen) if k == 0]
+    assert len(starts) == t.remeasured + 1 and len(seen) == 40 * len(starts)
+    assert seen[-1][1] == calls[0]  # the last call of the reported run was handed over
+
+
 def test_cpu_timing_does_not_remeasure_unless_asked():
     calls = [0]
 
