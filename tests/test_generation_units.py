@@ -28,6 +28,11 @@ def test_spec_grammar():
     for bad in ("openai:", "gemini:x", "hf[K]:/p", "openai:m@http://user:pw@host/v1", "openai[1X]:m"):
         with pytest.raises(SpecError):
             parse_spec(bad)
+    secret = "sk-" + "q" * 40  # a key in the query string would reach the records' model column
+    for bad in (f"openai:m@https://host/v1?key={secret}", f"openai:m@https://host/v1#{secret}"):
+        with pytest.raises(SpecError) as e:
+            parse_spec(bad)
+        assert secret not in str(e.value)
 
 
 def test_api_key_comes_from_the_named_variable(monkeypatch):

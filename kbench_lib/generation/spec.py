@@ -10,8 +10,8 @@ Grammar (one spec names one model)::
 - ``MODEL`` is sent as the request's model name unchanged; it may hold ``:`` (``qwen2.5-coder:7b``).
 - ``@BASE_URL`` starts with ``http://`` or ``https://``: vLLM (``http://host:8000/v1``), SGLang,
   Ollama (``http://localhost:11434/v1``), llama.cpp's server, hosted open-model APIs. Without it
-  the provider's own endpoint is used. A URL must not carry credentials (``user:pass@``): keys
-  come from the environment only.
+  the provider's own endpoint is used. A URL must not carry credentials (``user:pass@``) or a
+  query string (``?key=...``): keys come from the environment only.
 - ``[ENV]`` names the environment variable that holds the API key; the defaults are
   ``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``. Example:
   ``openai[DEEPSEEK_API_KEY]:deepseek-chat@https://api.deepseek.com/v1``. When the variable is
@@ -79,4 +79,7 @@ def parse_spec(text: str) -> ModelSpec:
             raise SpecError(f"bad base URL in {text!r}")
         if url.username or url.password:
             raise SpecError(f"the base URL in a model spec must not carry credentials; put the key in an environment variable ({text.split('@')[0]}@...)")
+        if url.query or url.fragment:  # ?key=... would travel into records, caches and plots with the spec
+            raise SpecError(f"the base URL in a model spec must not carry a query string or fragment (keys come from an environment "
+                            f"variable only): {text.split('@')[0]}@{url.scheme}://{url.netloc}{url.path}")
     return ModelSpec(provider, model, base_url, env or DEFAULT_KEY_ENV[provider])
