@@ -208,6 +208,10 @@ class PreparedProblem:
             out.append(inputs)
         return out
 
+    def held_bytes(self) -> int:
+        """Bytes of the expected outputs and gradients held (on the device or in host memory)."""
+        return sum(nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads) for c in self.cases)
+
     def release(self) -> None:
         """Frees what this problem holds on the device (the next problem's turn)."""
         self.cases.clear()

@@ -11,6 +11,7 @@ sample) are skipped when the same run_id is used again.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import threading
 import traceback
 from collections import OrderedDict
@@ -144,21 +145,30 @@ def run_batch(
 
 
 class _PreparedReferences:
-    """The prepared reference sides of one judging thread's recent problems (a few at once: a
-    problem's samples may arrive between another's), released when its last sample is judged."""
+    """The prepared reference sides of one judging thread's problems. A language model's answers
+    for several problems interleave, so each is held until its problem's last sample is judged
+    (:meth:`release`): preparing it again would draw fresh seeds and time the eager baseline anew,
+    so that one problem's samples were set against different baselines. Only past ``keep``
+    problems, or past ``budget`` bytes of expected outputs, is the least recently used let go."""
 
-    def __init__(self, device: str, opts: JudgeOptions, keep: int = 2):
+    def __init__(self, device: str, opts: JudgeOptions, keep: int = 16, budget: int | None = None):
         self.device, self.opts, self.keep = device, opts, keep
+        self.budget = budget if budget is not None else _host_memory() // 4
         self._held: OrderedDict = OrderedDict()
+        self.prepared = 0  # references prepared (a problem prepared again after eviction counts twice)
 
     def get(self, problem: Problem):
         if problem.key in self._held:
             self._held.move_to_end(problem.key)
             return self._held[problem.key]
-        while len(self._held) >= self.keep:
-            _release(self._held.popitem(last=False)[1])
         self._held[problem.key] = prepared = _prepare(problem, self.device, self.opts)
+        self.prepared += 1
+        while len(self._held) > 1 and (len(self._held) > self.keep or self._bytes() > self.budget):
+            _release(self._held.popitem(last=False)[1])
         return prepared
+
+    def _bytes(self) -> int:
+        return sum(p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes"))
 
     def release(self, key: str) -> None:
         if key in self._held:
@@ -167,6 +177,13 @@ class _PreparedReferences:
     def release_all(self) -> None:
         while self._held:
             _release(self._held.popitem()[1])
+
+
+def _host_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
 
 
 def _release(prepared) -> None:

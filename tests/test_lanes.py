@@ -69,3 +69,37 @@ def test_abort_drops_what_waits_and_stops_the_feeder():
     assert lanes.get(0) is None and lanes.get(1) is None
     with pytest.raises(LanesAborted):
         lanes.put(xs[2])
+
+
+class _Prepared:
+    def __init__(self, key, size):
+        self.key, self.size, self.released = key, size, False
+
+    def held_bytes(self):
+        return self.size
+
+    def release(self):
+        self.released = True
+
+
+def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sample(monkeypatch):
+    """Answers of eight problems arriving round-robin prepare each reference once (a keep of two
+    prepared them again and again, each time with fresh seeds and a new eager baseline); past the
+    byte budget the least recently used is let go."""
+    from kbench_lib import runner
+
+    made = []
+    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Prepared(p.key, 10))
+    refs = runner._PreparedReferences("cpu", None, budget=1000)
+    problems = [_P(f"p{i}") for i in range(8)]
+    for _ in range(3):
+        for p in problems:
+            assert refs.get(p).key == p.key
+    assert made == [p.key for p in problems] and refs.prepared == 8
+    first = refs.get(problems[0])
+    refs.release("p0")
+    assert first.released and refs.prepared == 8
+
+    small = runner._PreparedReferences("cpu", None, budget=25)  # room for two of 10 bytes
+    held = [small.get(p) for p in problems[:3]]
+    assert held[0].released and not held[1].released and not held[2].released
