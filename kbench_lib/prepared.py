@@ -48,7 +48,8 @@ def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_s
     """The default configuration with ``n_seeds`` input sets over one model, every variant with
     ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed calls see, then
     ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
-    the variants. Timed sets come last, the default configuration's first."""
+    the variants (none without default timing sets: the first timed group is the default's, for the
+    worker and the judge alike). Timed sets come last, the default configuration's first."""
     configs = problem.configs(small=small, device=device)
 
     def sets(v: int, cfg: Config, first: int, n: int, timed: bool) -> list[CaseSpec]:
@@ -59,6 +60,8 @@ def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_s
     for v, cfg in enumerate(configs[1:], start=1):
         out += sets(v, cfg, 0, variant_seeds, False)
     out += sets(0, configs[0], n_seeds, timing_sets, True)
+    if timing_sets <= 0:  # variants are timed only beside the default configuration, which comes first
+        return out
     for v, cfg in enumerate(configs[1:], start=1):
         out += sets(v, cfg, variant_seeds, variant_timing_sets, True)
     return out

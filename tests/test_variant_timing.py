@@ -39,6 +39,8 @@ def test_plan_adds_never_seen_timed_sets_per_variant_only_when_asked():
     assert [g[0] for g in groups] == ["small", *VARIANTS]  # the default configuration first
     assert all(all(on[i].timed for i in t) and not any(on[i].timed for i in w) for _, t, w in groups)
     assert [g[0] for g in timed_groups(off)] == ["small"]
+    # no default timing sets: no variant is timed either (its group would be taken for the default's)
+    assert not any(s.timed for s in plan_cases(p, 1000, True, 5, 1, 0, "cpu", variant_timing_sets=VARIANT_TIMING_SETS))
 
 
 def test_prepared_problem_times_each_variant_baseline_once_backward_too():
