@@ -96,6 +96,7 @@ class PreparedProblem:
     _variant_baselines: dict = field(default_factory=dict)  # config name -> Timing
     _ref_ops: dict | None = None
     _compile_ms: dict = field(default_factory=dict)
+    _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
 
     @property
     def timed(self) -> list[bool]:
@@ -210,6 +211,20 @@ class PreparedProblem:
                 inputs.append(upstream_grads(self.cases[i].grad_output, self.specs[i].input_seed, self.device))
             out.append(inputs)
         return out
+
+    def variant_sol_ms(self, config: str) -> float | None:
+        """The roofline bound of a variant on this device (None off the GPU or where the FLOP
+        counter cannot trace it), counted once per prepared problem."""
+        if config not in self._variant_sol:
+            sol = None
+            if self.device.startswith("cuda"):
+                cfg = next(s.config for s in self.specs if s.config.name == config)
+                try:
+                    sol = roofline.config_sol_ms(self.problem, cfg.overrides, device_name(self.device), self.precision)
+                except Exception as e:  # noqa: BLE001 - no bound, as for the default configuration
+                    self.notes.append(f"no roofline bound for {config}: {type(e).__name__}: {str(e)[:200]}")
+            self._variant_sol[config] = sol
+        return self._variant_sol[config]
 
     def held_bytes(self) -> int:
         """Bytes of the expected outputs and gradients held (on the device or in host memory)."""

@@ -132,11 +132,15 @@ def sol_ms(flops: float, nbytes: float, spec: DeviceSpec, precision: str = "fp32
 
 
 def problem_sol_ms(problem: Problem, device_name: str, precision: str = "fp32", small: bool = False) -> float | None:
+    return config_sol_ms(problem, problem.declared_configs(small=small)[0].overrides, device_name, precision)
+
+
+def config_sol_ms(problem: Problem, overrides: dict | None, device_name: str, precision: str = "fp32") -> float | None:
+    """The speed-of-light time of one configuration (the default's, or a variant's overrides)."""
     spec = spec_for(device_name)
     if spec is None:
         return None
-    cfg = problem.declared_configs(small=small)[0]
-    c = count(problem, cfg.overrides, 2 if precision != "fp32" else None)
+    c = count(problem, overrides, 2 if precision != "fp32" else None)
     return sol_ms(c["flops"], c["bytes"], spec, precision)[0]
 
 

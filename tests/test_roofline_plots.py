@@ -25,6 +25,19 @@ def test_sol_ms_takes_the_larger_bound():
     assert roofline.spec_for("some cpu") is None
 
 
+def test_each_variant_has_its_own_speed_of_light(fixtures):
+    """A variant's bound comes from its own sizes (what its timings are checked against)."""
+    p = load_problem(fixtures / "derived" / "1_Row_Sum.py")
+    dev = "NVIDIA H100 80GB HBM3"
+    default = roofline.problem_sol_ms(p, dev)
+    assert default == roofline.config_sol_ms(p, p.declared_configs()[0].overrides, dev)
+    assert len(p.configs(device="cuda")) == 3
+    for cfg in p.configs(device="cuda")[1:]:
+        c, d = roofline.count(p, cfg.overrides), roofline.count(p)
+        assert roofline.config_sol_ms(p, cfg.overrides, dev) == pytest.approx(default * c["bytes"] / d["bytes"])
+    assert roofline.config_sol_ms(p, None, "some cpu") is None
+
+
 def test_measured_ceilings_replace_datasheet_peaks_only_where_measured():
     sheet = roofline.spec_for("NVIDIA H100 80GB HBM3")
     m = roofline.measured_spec_for("NVIDIA H100 80GB HBM3")
