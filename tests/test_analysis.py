@@ -169,6 +169,9 @@ def test_best_of_k_refinement_evolution_verifier():
     evo = frame([bad("level1/a", "crash"), ok("level1/a", 2.0), ok("level1/b", 3.0)]).assign(generation=[0, 1, 1])
     prog = scaling.evolution_progress(evo)
     assert prog["solved"].tolist() == [0.0, 1.0] and prog["best_speedup_geomean"].iloc[1] == pytest.approx(math.sqrt(6))
+    # a search that stopped after generation 0 keeps its best in later generations (no survivor bias)
+    evo = frame([ok("level1/a", 1.0), ok("level1/b", 2.0), ok("level1/b", 4.0)]).assign(generation=[0, 0, 1])
+    assert scaling.evolution_progress(evo)["best_speedup_geomean"].tolist() == [pytest.approx(math.sqrt(2)), pytest.approx(2.0)]
     ver = frame([ok("level1/a", 2.0), bad("level1/b", "crash"), ok("level1/c", 2.0)]).assign(verifier=["accept", "accept", "reject"])
     acc = scaling.verifier_accuracy(ver).iloc[0]
     assert (acc["tp"], acc["fp"], acc["fn"], acc["tn"]) == (1, 1, 1, 0) and acc["accuracy"] == pytest.approx(1 / 3)

@@ -89,7 +89,7 @@ def refinement_curve(df: pd.DataFrame, p: float = 0.0, by=("model", "strategy"))
 def evolution_progress(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
     """Per generation of an evolutionary search: the share of problems with a trusted candidate so
     far, and the geometric mean over those problems of the best kernel speedup so far (NaN without
-    kernel timings). Long form: by..., generation, solved, best_speedup_geomean, candidates."""
+    kernel timings); a problem whose search ended earlier counts with its final best. Long form: by..., generation, solved, best_speedup_geomean, candidates."""
     df = with_generation(df)
     require(df, ["generation"], "evolutionary progress", "records of --strategy evolve number their generations in turn")
     d = df[df["generation"].notna()].assign(_ok=metrics.trusted(df), _s=metrics.kernel_speedup(df, "eager"))
@@ -99,7 +99,9 @@ def evolution_progress(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         gens = range(int(g["generation"].min()), int(g["generation"].max()) + 1)
         ok = g.groupby(["problem", "generation"])["_ok"].max().unstack().reindex(columns=gens).astype(float).fillna(0).cummax(axis=1)
-        sp = g.groupby(["problem", "generation"])["_s"].max().unstack().reindex(columns=gens).cummax(axis=1)
+        # best so far, carried past a problem's last generation (a search that stopped early keeps
+        # its best): left out, later generations averaged over the longer searches only
+        sp = g.groupby(["problem", "generation"])["_s"].max().unstack().reindex(columns=gens).cummax(axis=1).ffill(axis=1)
         for gen in gens:
             s = sp[gen].dropna()
             s = s[s > 0]
