@@ -174,3 +174,35 @@ def test_elite_selects_trusted_by_speedup():
     pool = [_attempt(0, None, True, speedup=1.5), _attempt(1, None, False, "output_mismatch", speedup=9.0),
             _attempt(2, None, True, speedup=2.5), _attempt(3, None, True, speedup=1.5)]
     assert [a.id for a in elite(pool, 2)] == ["p2", "p0"]
+
+
+class _StuckSearch:
+    """A search whose proposals are never trusted: the elite (one seed) never changes."""
+
+    def __init__(self, problem):
+        self.problem, self.attempts, self.exhausted, self.requests = problem, [], False, []
+
+    def ask(self, requests):
+        made = []
+        for r in requests:
+            trusted = r.operation == "sample" and r.index == 0
+            a = Attempt(f"p{len(self.attempts)}", len(self.attempts), r, Sample(r.index, None))
+            a.observation = {"judged": True, "trusted": trusted, "speedup_eager": 1.0}
+            self.attempts.append(a)
+            made.append(a)
+        self.requests.extend(requests)
+        return made
+
+
+def test_evolve_asks_new_requests_when_the_elite_does_not_change():
+    from kbench_lib.strategies import evolve
+
+    runs = []
+    for _ in range(2):
+        s = _StuckSearch(_problem())
+        evolve.run(s, population=1, generations=3, proposals=2, crossover=0.0)
+        runs.append([(r.operation, r.turn, tuple(p.id for p in r.parents), r.index) for r in s.requests])
+    kids = [(op, parents, index) for op, _, parents, index in runs[0] if op in ("mutate", "crossover")]
+    assert len(kids) == 6 and {parents for _, parents, _ in kids} == {("p0",)}
+    assert len(set(kids)) == len(kids)  # same prompt (same parent): the index alone must tell them apart
+    assert runs[0] == runs[1]  # and a search still replays
