@@ -206,3 +206,10 @@ def test_evolve_asks_new_requests_when_the_elite_does_not_change():
     assert len(kids) == 6 and {parents for _, parents, _ in kids} == {("p0",)}
     assert len(set(kids)) == len(kids)  # same prompt (same parent): the index alone must tell them apart
     assert runs[0] == runs[1]  # and a search still replays
+
+
+def test_scaling_summary_counts_a_problem_never_solved():
+    rows = _rows("a", [(True, 2.0, [])]) + _rows("b", [(False, None, [])])
+    s = sm.scaling_summary(sm.scaling(pd.DataFrame(rows)), p=1.0).iloc[0]
+    assert s["fast_0"] == 0.5 and s["fast_1"] == 0.5  # b counts as not fast, not as absent
+    assert s["geomean_best_speedup"] == pytest.approx(2.0)  # documented: an unsolved problem is left out of the geomean
