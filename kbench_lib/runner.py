@@ -79,13 +79,16 @@ def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: Judge
     if sample is None or sample.candidate is None:
         return _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
     if isinstance(prepared, str):  # the problem's reference could not be prepared
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
-    try:
-        return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
-    except JudgeError as e:
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
-    except Exception:  # noqa: BLE001 - never lose the batch to one candidate
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
+        v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
+    else:
+        try:
+            return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
+        except JudgeError as e:
+            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
+        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
+            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
+    v.kernel_sha = sample.candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
+    return v
 
 
 def _prepare(problem: Problem, device: str, opts: JudgeOptions):

@@ -213,3 +213,46 @@ def test_scaling_summary_counts_a_problem_never_solved():
     s = sm.scaling_summary(sm.scaling(pd.DataFrame(rows)), p=1.0).iloc[0]
     assert s["fast_0"] == 0.5 and s["fast_1"] == 0.5  # b counts as not fast, not as absent
     assert s["geomean_best_speedup"] == pytest.approx(2.0)  # documented: an unsolved problem is left out of the geomean
+
+
+def _search_env(tmp_path, rows, judging=None):
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.strategies.observations import ObservationStore
+    from kbench_lib.strategies.search import Judging, SearchEnv
+
+    judging = judging or Judging(JudgeOptions(device="cpu"), "cpu")
+    return SearchEnv(run_id="r", model="tune", strategy="single", proposer=TunerProposer(), judging=judging, write=rows.append,
+                     store=ObservationStore(tmp_path / "c.sqlite", "live"))
+
+
+def test_resume_reads_back_judge_errors_instead_of_judging_them_again(tmp_path):
+    from kbench_lib.strategies import single
+    from kbench_lib.strategies.search import Search
+
+    problem, first = _problem(), []
+    env = _search_env(tmp_path, first)
+    env.judging._prepared[problem.key] = "the reference could not be prepared"  # every candidate: judge_error
+    single.run(Search(problem, env), samples=2)
+    assert [r["failure"] for r in first] == ["judge_error", "judge_error"] and all(r["kernel_sha"] for r in first)
+    again = []
+    env = _search_env(tmp_path, again, env.judging)
+    search = Search(problem, env, {r["proposal_id"]: r for r in first})
+    single.run(search, samples=2)
+    assert again == [] and [a.row for a in search.attempts] == first
+
+
+def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.records import read_records
+    from kbench_lib.strategies import run as run_mod
+
+    def broken(search, samples: int = 1):
+        raise RuntimeError("this search always breaks")
+
+    monkeypatch.setitem(run_mod.STRATEGIES, "single", broken)
+    kw = dict(runs_root=tmp_path / "runs", run_id="r", cache_path=tmp_path / "c.sqlite", progress=False,
+              opts=JudgeOptions(device="cpu"))
+    for _ in range(3):
+        run_mod.run_strategy([_problem()], "tune", "single", **kw)
+    df = read_records(tmp_path / "runs", "r")
+    assert df["failure"].tolist() == ["strategy_error"] and "always breaks" in df["message"][0]
