@@ -256,3 +256,52 @@ def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
         run_mod.run_strategy([_problem()], "tune", "single", **kw)
     df = read_records(tmp_path / "runs", "r")
     assert df["failure"].tolist() == ["strategy_error"] and "always breaks" in df["message"][0]
+
+
+def test_a_build_that_raises_is_left_to_the_judge(monkeypatch):
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.strategies import search as search_mod
+
+    problem = _problem()
+    samples = TunerProposer().propose(problem, [Request("sample", 0, (), i) for i in range(2)])
+
+    def start_builds(cands, device, opts, workers):
+        broken = Future()
+        broken.set_exception(OSError("the sandbox could not start"))
+        return ThreadPoolExecutor(1), {cands[0].sha: broken}
+
+    monkeypatch.setattr(search_mod, "start_builds", start_builds)
+    judging = search_mod.Judging(JudgeOptions(device="cpu"), "cpu", build_jobs=2)
+    judging._prepared[problem.key] = "no reference here"  # the judge stops early: this test is about the build's error
+    verdicts = judging.verdicts(problem, samples)
+    assert [v.failure for v in verdicts] == ["judge_error", "judge_error"]
+
+
+def test_one_failing_request_leaves_the_others_of_a_call(tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    from kbench_lib.generation import language_model
+    from kbench_lib.generation.cache import Response
+
+    class Provider:
+        batched, default_concurrency = False, 4
+
+        async def complete(self, messages, params):
+            if "break" in messages[-1]["content"]:
+                raise OSError("connection reset in the middle")
+            return Response("```python\nclass ModelNew: pass\n```", 1, 1)
+
+        async def aclose(self):
+            pass
+
+    monkeypatch.setenv("KBENCH_TEST_KEY", "sk-test-0123456789")
+    model = language_model("openai[KBENCH_TEST_KEY]:m@http://127.0.0.1:9", {"cache_path": str(tmp_path / "c.sqlite"), "progress": False})
+    model.provider = Provider()
+    try:
+        out = model.ask(_problem(), [([{"role": "user", "content": "fine"}], 0), ([{"role": "user", "content": "break"}], 1),
+                                     ([{"role": "user", "content": "fine too"}], 2)])
+    finally:
+        model.close()
+    assert [s.failure for s in out] == [None, "generation_error", None]
+    assert out[0].candidate is not None and "OSError: connection reset" in out[1].error
