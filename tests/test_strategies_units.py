@@ -305,3 +305,28 @@ def test_one_failing_request_leaves_the_others_of_a_call(tmp_path, monkeypatch):
         model.close()
     assert [s.failure for s in out] == [None, "generation_error", None]
     assert out[0].candidate is not None and "OSError: connection reset" in out[1].error
+
+
+def test_parallel_problems_stop_at_an_unavailable_model(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.models import ModelUnavailable
+    from kbench_lib.strategies import run as run_mod
+
+    started, lock = [], threading.Lock()
+
+    def strategy(search, samples: int = 1):
+        with lock:
+            started.append(search.problem.key)
+            first = len(started) == 1
+        if first:
+            raise ModelUnavailable("no key")
+        time.sleep(0.3)
+
+    monkeypatch.setitem(run_mod.STRATEGIES, "single", strategy)
+    with pytest.raises(ModelUnavailable):
+        run_mod.run_strategy([_problem()] * 8, "tune", "single", runs_root=tmp_path / "runs", cache_path=tmp_path / "c.sqlite",
+                             progress=False, opts=JudgeOptions(device="cpu"), concurrency=2)
+    assert len(started) <= 3  # the two first, maybe the one the failed worker took next; not the queued rest

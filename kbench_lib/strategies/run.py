@@ -138,9 +138,14 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
             for p in todo:
                 one(p)
         else:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pool = ThreadPoolExecutor(max_workers=concurrency)
+            try:
                 for f in [pool.submit(one, p) for p in todo]:
                     f.result()
+            except BaseException:  # the model is unavailable (or ^C): problems not started yet are not started
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
     finally:
         bar.close()
     return run_id, rows
