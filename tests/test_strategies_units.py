@@ -330,3 +330,15 @@ def test_parallel_problems_stop_at_an_unavailable_model(tmp_path, monkeypatch):
         run_mod.run_strategy([_problem()] * 8, "tune", "single", runs_root=tmp_path / "runs", cache_path=tmp_path / "c.sqlite",
                              progress=False, opts=JudgeOptions(device="cpu"), concurrency=2)
     assert len(started) <= 3  # the two first, maybe the one the failed worker took next; not the queued rest
+
+
+def test_kbench_run_reports_a_refused_strategy_in_one_line(tmp_path, capsys):
+    from kbench_lib.cli import main
+
+    problems = tmp_path / "problems" / "level2"
+    problems.mkdir(parents=True)
+    (problems / "2_Gemm_BiasAdd_ReLU_Square.py").write_text((REPO / "problems/level2/2_Gemm_BiasAdd_ReLU_Square.py").read_text())
+    code = main(["run", str(tmp_path / "problems"), "--model", "reference", "--verify", "compile", "--device", "cpu",
+                 "--runs-root", str(tmp_path / "runs"), "--cache-path", str(tmp_path / "c.sqlite"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "kbench run: " in err and "need a language model" in err and "Traceback" not in err
