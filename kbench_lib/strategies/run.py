@@ -24,7 +24,7 @@ from ..models import ModelUnavailable
 from ..problems import Problem
 from ..provenance import resolve_device
 from ..records import RecordWriter, read_records, row_from_verdict, truncate
-from ..runner import RUNS_ROOT, _error_verdict, new_run_id
+from ..runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
 from . import evolve, refine, single
 from .observations import ObservationStore
 from .proposers import make_proposer
@@ -117,6 +117,9 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
 
     env = SearchEnv(run_id=run_id, model=model, strategy=label, proposer=proposer, judging=Judging(opts, device, build_jobs), write=write,
                     store=store, budget=budget, verifiers=verifiers, ground_truth=ground_truth, params={"strategy": strategy, **params})
+    models = [getattr(proposer, "model", None), *(getattr(v, "model", None) for v in verifiers)]
+    if concurrency > 1 and any(generates_on(m, [device]) for m in models if m is not None):
+        concurrency = 1  # a model on the judging GPU would generate for one problem while another's candidates are timed
     covers = getattr(proposer, "covers", None)
     todo = [p for p in problems if covers is None or covers(p)]
 
