@@ -175,7 +175,11 @@ def cmd_run(a) -> int:
     run_id = a.run_id or new_run_id()
     try:
         if _searches(a):
-            rows = _run_strategy(a, problems, run_id, backends)
+            try:
+                rows = _run_strategy(a, problems, run_id, backends)
+            except ValueError as e:  # a combination run_strategy refuses before it starts (a problem's own errors are its records)
+                print(f"kbench run: {e}", file=sys.stderr)
+                return 2
         else:
             run_id, rows = run_batch(problems, a.model, run_id=run_id, runs_root=a.runs_root or RUNS_ROOT, opts=_judge_options(a),
                                      progress=not a.quiet, prebuild_jobs=a.build_jobs, backends=backends, generation=_generation_options(a),

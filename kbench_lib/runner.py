@@ -2,7 +2,9 @@
 
 Generation and judging overlap: the model's samples are taken as they arrive
 (:func:`kbench_lib.models.iter_arrivals`; a language model asks for all of them concurrently), a
-sample's build starts as soon as its code is there, and judging starts on the first one.
+sample's build starts as soon as its code is there, and judging starts on the first one. Except
+for a model that generates on a GPU the batch judges on (``hf:``, :func:`generates_on`): its
+samples are all generated first, so that no generation runs beside a timing.
 
 A bad problem or candidate never stops the batch and never loses a record: it becomes a row with a
 failure category and a message. A run is resumable: rows already recorded for (model, problem,
@@ -25,7 +27,7 @@ from tqdm.auto import tqdm
 from . import build
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem
 from .lanes import JudgeLanes, LanesAborted
-from .models import get_model, iter_arrivals
+from .models import ModelUnavailable, get_model, iter_arrivals
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
 from .records import MAX_SOURCE_CHARS, RecordWriter, read_records, row_from_verdict
@@ -80,13 +82,16 @@ def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: Judge
     if sample is None or sample.candidate is None:
         return _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
     if isinstance(prepared, str):  # the problem's reference could not be prepared
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
-    try:
-        return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
-    except JudgeError as e:
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
-    except Exception:  # noqa: BLE001 - never lose the batch to one candidate
-        return _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
+        v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
+    else:
+        try:
+            return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
+        except JudgeError as e:
+            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
+        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
+            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
+    v.kernel_sha = sample.candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
+    return v
 
 
 def _prepare(problem: Problem, device: str, opts: JudgeOptions):
@@ -137,11 +142,44 @@ def run_batch(
     generate = get_model(model, backends, generation)
     try:
         batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress)
-        return run_id, batch.run(iter_arrivals(generate, problems, skip={(p, i) for m, p, i in seen if m == model}), seen)
+        arrivals = iter_arrivals(generate, problems, skip={(p, i) for m, p, i in seen if m == model})
+        if generates_on(generate, devices):  # its GPU work would run under the timings: generate everything first
+            arrivals = _generated_first(arrivals)
+        return run_id, batch.run(arrivals, seen)
     finally:
         close = getattr(generate, "close", None)
         if close is not None:
             close()
+
+
+def _cuda_index(device: str | None) -> int | None:
+    if not device or not str(device).startswith("cuda"):
+        return None
+    _, _, index = str(device).partition(":")
+    return int(index) if index else 0  # "cuda" is the default device, the first visible one
+
+
+def generates_on(generate, devices: list[str]) -> bool:
+    """Whether ``generate`` (a model) computes on a local GPU that one of ``devices`` judges on:
+    a local checkpoint (``hf:``) whose generation, overlapping with judging, would run beside the
+    timed candidates and the eager baseline. Remote models (HTTP) and offline ones never do."""
+    provider = getattr(generate, "provider", None)
+    local = _cuda_index(getattr(provider, "device", None)) if getattr(provider, "name", None) == "hf" else None
+    return local is not None and local in {_cuda_index(d) for d in devices}
+
+
+def _generated_first(arrivals):
+    """``arrivals``, all generated before the first is handed on (no overlap with judging); when
+    the model stops (:class:`ModelUnavailable`) the ones before are handed on, then it is raised."""
+    got, error = [], None
+    try:
+        for a in arrivals:
+            got.append(a)
+    except ModelUnavailable as e:
+        error = e
+    yield from got
+    if error is not None:
+        raise error
 
 
 class _PreparedReferences:

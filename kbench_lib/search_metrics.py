@@ -117,13 +117,15 @@ def scaling(df: pd.DataFrame, against: str = "eager", by=("model", "strategy")) 
 def scaling_summary(curve: pd.DataFrame, p: float = 1.0, by=("model", "strategy")) -> pd.DataFrame:
     """Over problems, at each proposal count: the geometric mean of the best speedup so far
     (problems without a trusted result yet count as NaN and are left out), the share of problems
-    with a trusted result (fast_0) and with a best speedup over ``p`` (fast_p), mean candidates
+    with a trusted result (fast_0) and with a best speedup over ``p`` (fast_p), both over every problem
+    of the group, solved or not, mean candidates
     judged and judge seconds. A problem whose search stopped early keeps its last values."""
     if not len(curve):
         return pd.DataFrame()
     rows = []
     for key, g in curve.groupby(list(by), dropna=False):
-        wide = g.pivot_table(index="proposals", columns="problem", values=["best_speedup", "found", "judged", "gpu_s"], aggfunc="last")
+        wide = g.pivot_table(index="proposals", columns="problem", values=["best_speedup", "found", "judged", "gpu_s"], aggfunc="last",
+                              dropna=False)  # keep a problem never solved (best_speedup all NaN): it counts in fast_p
         wide = wide.ffill()
         best = wide["best_speedup"]
         found = wide["found"].astype(float).fillna(0.0)

@@ -162,3 +162,34 @@ def test_a_strategy_run_closes_its_models(serve, tmp_path, scale_add_relu):
     assert s.stats()["requests"] == 2 + 2 * 3  # two proposals, each read by the three verifiers (their own model)
     assert _wait_for(lambda: s.stats()["open_connections"] == 0)
     assert _threads_left(before) == []
+
+
+def test_a_caller_waiting_for_arrivals_is_released_when_the_requests_are_cancelled(tmp_path, scale_add_relu):
+    import asyncio
+
+    class Hanging:  # a provider that never answers
+        batched, default_concurrency = False, 2
+
+        async def complete(self, messages, params):
+            await asyncio.sleep(3600)
+
+        async def aclose(self):
+            pass
+
+    m = language_model(SPEC.format("http://127.0.0.1:9"), {"cache_path": str(tmp_path / "c.sqlite"), "samples": 2, "progress": False})
+    m.provider = Hanging()
+    arrivals, got = m.arrivals([scale_add_relu]), []
+
+    def consume():
+        try:
+            got.append(next(arrivals))
+        except BaseException as e:  # noqa: BLE001
+            got.append(e)
+
+    waiting = threading.Thread(target=consume, daemon=True)
+    waiting.start()
+    time.sleep(0.5)  # the caller waits on the queue, the requests hang
+    m.close()  # cancels every task on the model's loop, the feeding one included
+    waiting.join(10)
+    assert not waiting.is_alive(), "the caller still waits for an arrival that never comes"
+    assert isinstance(got[0], RuntimeError) and "cancelled" in str(got[0])

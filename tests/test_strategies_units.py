@@ -174,3 +174,171 @@ def test_elite_selects_trusted_by_speedup():
     pool = [_attempt(0, None, True, speedup=1.5), _attempt(1, None, False, "output_mismatch", speedup=9.0),
             _attempt(2, None, True, speedup=2.5), _attempt(3, None, True, speedup=1.5)]
     assert [a.id for a in elite(pool, 2)] == ["p2", "p0"]
+
+
+class _StuckSearch:
+    """A search whose proposals are never trusted: the elite (one seed) never changes."""
+
+    def __init__(self, problem):
+        self.problem, self.attempts, self.exhausted, self.requests = problem, [], False, []
+
+    def ask(self, requests):
+        made = []
+        for r in requests:
+            trusted = r.operation == "sample" and r.index == 0
+            a = Attempt(f"p{len(self.attempts)}", len(self.attempts), r, Sample(r.index, None))
+            a.observation = {"judged": True, "trusted": trusted, "speedup_eager": 1.0}
+            self.attempts.append(a)
+            made.append(a)
+        self.requests.extend(requests)
+        return made
+
+
+def test_evolve_asks_new_requests_when_the_elite_does_not_change():
+    from kbench_lib.strategies import evolve
+
+    runs = []
+    for _ in range(2):
+        s = _StuckSearch(_problem())
+        evolve.run(s, population=1, generations=3, proposals=2, crossover=0.0)
+        runs.append([(r.operation, r.turn, tuple(p.id for p in r.parents), r.index) for r in s.requests])
+    kids = [(op, parents, index) for op, _, parents, index in runs[0] if op in ("mutate", "crossover")]
+    assert len(kids) == 6 and {parents for _, parents, _ in kids} == {("p0",)}
+    assert len(set(kids)) == len(kids)  # same prompt (same parent): the index alone must tell them apart
+    assert runs[0] == runs[1]  # and a search still replays
+
+
+def test_scaling_summary_counts_a_problem_never_solved():
+    rows = _rows("a", [(True, 2.0, [])]) + _rows("b", [(False, None, [])])
+    s = sm.scaling_summary(sm.scaling(pd.DataFrame(rows)), p=1.0).iloc[0]
+    assert s["fast_0"] == 0.5 and s["fast_1"] == 0.5  # b counts as not fast, not as absent
+    assert s["geomean_best_speedup"] == pytest.approx(2.0)  # documented: an unsolved problem is left out of the geomean
+
+
+def _search_env(tmp_path, rows, judging=None):
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.strategies.observations import ObservationStore
+    from kbench_lib.strategies.search import Judging, SearchEnv
+
+    judging = judging or Judging(JudgeOptions(device="cpu"), "cpu")
+    return SearchEnv(run_id="r", model="tune", strategy="single", proposer=TunerProposer(), judging=judging, write=rows.append,
+                     store=ObservationStore(tmp_path / "c.sqlite", "live"))
+
+
+def test_resume_reads_back_judge_errors_instead_of_judging_them_again(tmp_path):
+    from kbench_lib.strategies import single
+    from kbench_lib.strategies.search import Search
+
+    problem, first = _problem(), []
+    env = _search_env(tmp_path, first)
+    env.judging._prepared[problem.key] = "the reference could not be prepared"  # every candidate: judge_error
+    single.run(Search(problem, env), samples=2)
+    assert [r["failure"] for r in first] == ["judge_error", "judge_error"] and all(r["kernel_sha"] for r in first)
+    again = []
+    env = _search_env(tmp_path, again, env.judging)
+    search = Search(problem, env, {r["proposal_id"]: r for r in first})
+    single.run(search, samples=2)
+    assert again == [] and [a.row for a in search.attempts] == first
+
+
+def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.records import read_records
+    from kbench_lib.strategies import run as run_mod
+
+    def broken(search, samples: int = 1):
+        raise RuntimeError("this search always breaks")
+
+    monkeypatch.setitem(run_mod.STRATEGIES, "single", broken)
+    kw = dict(runs_root=tmp_path / "runs", run_id="r", cache_path=tmp_path / "c.sqlite", progress=False,
+              opts=JudgeOptions(device="cpu"))
+    for _ in range(3):
+        run_mod.run_strategy([_problem()], "tune", "single", **kw)
+    df = read_records(tmp_path / "runs", "r")
+    assert df["failure"].tolist() == ["strategy_error"] and "always breaks" in df["message"][0]
+
+
+def test_a_build_that_raises_is_left_to_the_judge(monkeypatch):
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.strategies import search as search_mod
+
+    problem = _problem()
+    samples = TunerProposer().propose(problem, [Request("sample", 0, (), i) for i in range(2)])
+
+    def start_builds(cands, device, opts, workers):
+        broken = Future()
+        broken.set_exception(OSError("the sandbox could not start"))
+        return ThreadPoolExecutor(1), {cands[0].sha: broken}
+
+    monkeypatch.setattr(search_mod, "start_builds", start_builds)
+    judging = search_mod.Judging(JudgeOptions(device="cpu"), "cpu", build_jobs=2)
+    judging._prepared[problem.key] = "no reference here"  # the judge stops early: this test is about the build's error
+    verdicts = judging.verdicts(problem, samples)
+    assert [v.failure for v in verdicts] == ["judge_error", "judge_error"]
+
+
+def test_one_failing_request_leaves_the_others_of_a_call(tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    from kbench_lib.generation import language_model
+    from kbench_lib.generation.cache import Response
+
+    class Provider:
+        batched, default_concurrency = False, 4
+
+        async def complete(self, messages, params):
+            if "break" in messages[-1]["content"]:
+                raise OSError("connection reset in the middle")
+            return Response("```python\nclass ModelNew: pass\n```", 1, 1)
+
+        async def aclose(self):
+            pass
+
+    monkeypatch.setenv("KBENCH_TEST_KEY", "sk-test-0123456789")
+    model = language_model("openai[KBENCH_TEST_KEY]:m@http://127.0.0.1:9", {"cache_path": str(tmp_path / "c.sqlite"), "progress": False})
+    model.provider = Provider()
+    try:
+        out = model.ask(_problem(), [([{"role": "user", "content": "fine"}], 0), ([{"role": "user", "content": "break"}], 1),
+                                     ([{"role": "user", "content": "fine too"}], 2)])
+    finally:
+        model.close()
+    assert [s.failure for s in out] == [None, "generation_error", None]
+    assert out[0].candidate is not None and "OSError: connection reset" in out[1].error
+
+
+def test_parallel_problems_stop_at_an_unavailable_model(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.models import ModelUnavailable
+    from kbench_lib.strategies import run as run_mod
+
+    started, lock = [], threading.Lock()
+
+    def strategy(search, samples: int = 1):
+        with lock:
+            started.append(search.problem.key)
+            first = len(started) == 1
+        if first:
+            raise ModelUnavailable("no key")
+        time.sleep(0.3)
+
+    monkeypatch.setitem(run_mod.STRATEGIES, "single", strategy)
+    with pytest.raises(ModelUnavailable):
+        run_mod.run_strategy([_problem()] * 8, "tune", "single", runs_root=tmp_path / "runs", cache_path=tmp_path / "c.sqlite",
+                             progress=False, opts=JudgeOptions(device="cpu"), concurrency=2)
+    assert len(started) <= 3  # the two first, maybe the one the failed worker took next; not the queued rest
+
+
+def test_kbench_run_reports_a_refused_strategy_in_one_line(tmp_path, capsys):
+    from kbench_lib.cli import main
+
+    problems = tmp_path / "problems" / "level2"
+    problems.mkdir(parents=True)
+    (problems / "2_Gemm_BiasAdd_ReLU_Square.py").write_text((REPO / "problems/level2/2_Gemm_BiasAdd_ReLU_Square.py").read_text())
+    code = main(["run", str(tmp_path / "problems"), "--model", "reference", "--verify", "compile", "--device", "cpu",
+                 "--runs-root", str(tmp_path / "runs"), "--cache-path", str(tmp_path / "c.sqlite"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "kbench run: " in err and "need a language model" in err and "Traceback" not in err

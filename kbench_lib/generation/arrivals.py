@@ -10,7 +10,9 @@ caller that falls behind slows the requests down instead of piling answers up. A
 server refused, or one that broke in an unexpected way, is a sample with the failure
 ``generation_error``; a problem whose prompt cannot be built is one arrival with that error; a
 :class:`~kbench_lib.models.ModelUnavailable` (a bad key, retries spent, a replay miss) cancels
-what is in flight and is raised to the caller. Leaving the iteration early cancels it as well.
+what is in flight and is raised to the caller. Leaving the iteration early cancels it as well;
+requests cancelled under a waiting caller (the model closed by another thread) raise a
+``RuntimeError`` there instead of leaving it waiting.
 """
 from __future__ import annotations
 
@@ -82,19 +84,28 @@ def stream_arrivals(model, problems: list[Problem], skip=frozenset(), queue_size
             for u in units:
                 group.create_task(unit(u))
 
+    def cancelled() -> _Stopped:
+        return _Stopped(RuntimeError(f"the requests to {model.name} were cancelled (was the model closed?)"))
+
     async def feed() -> None:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for p, wanted in todo:
-                    group.create_task(one_problem(p, wanted))
-        except* ModelUnavailable as errors:
-            out.put((_Stopped(errors), False))
-        except* Exception as errors:  # noqa: BLE001 - a bug here must reach the caller, not hang it
-            out.put((_Stopped(errors), False))
-        else:
-            out.put((_DONE, False))
+        end = None
+        try:  # the caller waits for an end marker, however this ends (a cancellation included)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for p, wanted in todo:
+                        group.create_task(one_problem(p, wanted))
+            except* ModelUnavailable as errors:
+                end = _Stopped(errors)
+            except* Exception as errors:  # noqa: BLE001 - a bug here must reach the caller, not hang it
+                end = _Stopped(errors)
+            else:
+                end = _DONE
+        finally:
+            out.put((end if end is not None else cancelled(), False))
 
     future = model._loop.submit(feed())
+    # cancelled before it started, feed() never runs its finally
+    future.add_done_callback(lambda f: out.put((cancelled(), False)) if f.cancelled() else None)
     try:
         while True:
             item, frees = out.get()

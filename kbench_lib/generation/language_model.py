@@ -165,15 +165,27 @@ class LanguageModel:
         return self._loop.run(every())
 
     async def _ask_all(self, problem: Problem, prompts: list[tuple[list[dict], int]]) -> list[Sample]:
+        """One sample per prompt; an error of one request (other than :class:`ModelUnavailable`,
+        which stops the run) is that sample's ``generation_error``, not the end of the others."""
         if self.provider.batched:  # one batch per distinct prompt
             groups: dict[str, tuple[list[dict], list[int]]] = {}
             for messages, index in prompts:
                 groups.setdefault(canonical(messages), (messages, []))[1].append(index)
             done: dict[tuple[str, int], Sample] = {}
             for key, (messages, indices) in groups.items():
-                done.update({(key, s.index): s for s in await self._batched_samples(problem, messages, indices)})
+                try:
+                    samples = await self._batched_samples(problem, messages, indices)
+                except ModelUnavailable:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    samples = [self._failed(i, messages, e) for i in indices]
+                done.update({(key, s.index): s for s in samples})
             return [done[(canonical(m), i)] for m, i in prompts]
-        return list(await asyncio.gather(*(self._one_sample(problem, m, i) for m, i in prompts)))
+        results = await asyncio.gather(*(self._one_sample(problem, m, i) for m, i in prompts), return_exceptions=True)
+        for r in results:  # the model cannot answer at all, or the call was cancelled: that ends the call
+            if isinstance(r, BaseException) and (isinstance(r, ModelUnavailable) or not isinstance(r, Exception)):
+                raise r
+        return [self._failed(i, m, r) if isinstance(r, Exception) else r for (m, i), r in zip(prompts, results)]
 
     async def response(self, messages: list[dict], index: int, what: str) -> tuple[Response, bool]:
         """(response, whether the cache answered) for one request; raises RequestRejected."""
@@ -229,6 +241,11 @@ class LanguageModel:
                 self.cache.put(key, request, response)
                 found[i] = self._sample(problem, i, messages, response, cached=False)
         return [found[i] for i in indices]
+
+    @staticmethod
+    def _failed(index: int, messages: list[dict], e: Exception) -> Sample:
+        meta = {"prompt_sha": sha256(canonical(messages)), "gen_cached": False}
+        return Sample(index, None, f"{type(e).__name__}: {e}", failure=GENERATION_ERROR, meta=meta)
 
     @staticmethod
     def _rejected(index: int, messages: list[dict], e: RequestRejected) -> Sample:

@@ -9,7 +9,9 @@
    each parent's verdict and profile. A generation's proposals are made concurrently and judged
    as one batch; selection only ever looks at trusted results.
 
-The generator that draws parents is seeded by the problem and ``seed``, so a search replays.
+The generator that draws parents is seeded by the problem and ``seed``, so a search replays. A
+proposal's sample index (part of its cache key) is ``turn * proposals + i``: unique over the search,
+so a generation whose elite did not change asks for new answers, not the previous generation's.
 """
 from __future__ import annotations
 
@@ -52,9 +54,12 @@ def run(search: Search, population: int = 4, generations: int = 3, proposals: in
             return
         requests = []
         for i in range(proposals):
+            # the index is unique over the whole search: with an unchanged elite the prompts repeat,
+            # and a repeated (prompt, index) would be the same cached answer judged again
+            index = turn * proposals + i
             if len(pool) >= 2 and rng.random() < crossover:
-                requests.append(Request("crossover", turn, _pick(rng, pool, 2), i))
+                requests.append(Request("crossover", turn, _pick(rng, pool, 2), index))
             else:
-                requests.append(Request("mutate", turn, _pick(rng, pool, 1), i))
+                requests.append(Request("mutate", turn, _pick(rng, pool, 1), index))
         search.ask(requests)
         turn += 1

@@ -4,7 +4,8 @@ Each problem gets its own :class:`~.search.Search` (problems one after another, 
 ``concurrency`` at a time: language-model latency then overlaps, while the judge still runs one
 candidate at a time); every record goes to ``<runs_root>/<run_id>/records/`` as soon as it exists.
 Running again with the same run id resumes: recorded proposals are read back, not judged again,
-and a language model answers them from its cache.
+and a language model answers them from its cache; a problem whose search broke is searched again,
+and its error recorded again only if it differs from the one recorded.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from ..judge import JudgeOptions
 from ..models import ModelUnavailable
 from ..problems import Problem
 from ..provenance import resolve_device
-from ..records import RecordWriter, read_records, row_from_verdict
-from ..runner import RUNS_ROOT, _error_verdict, new_run_id
+from ..records import RecordWriter, read_records, row_from_verdict, truncate
+from ..runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
 from . import evolve, refine, single
 from .observations import ObservationStore
 from .proposers import make_proposer
@@ -42,16 +43,18 @@ def strategy_params(strategy: str) -> dict:
     return {n: p.default for n, p in list(inspect.signature(fn).parameters.items())[1:]}
 
 
-def _recorded(runs_root, run_id: str, model: str, label: str) -> dict[str, dict[str, dict]]:
-    """{problem: {proposal id: latest row}} already in the run for this model and strategy."""
+def _recorded(runs_root, run_id: str, model: str, label: str) -> tuple[dict[str, dict[str, dict]], set[tuple[str, str]]]:
+    """({problem: {proposal id: latest row}}, {(problem, message) of its strategy errors}) already
+    in the run for this model and strategy."""
     df = read_records(runs_root, run_id)
     if not len(df):
-        return {}
-    df = df[(df["model"] == model) & (df["strategy"] == label) & df["proposal_id"].notna()].sort_values("timestamp")
+        return {}, set()
+    df = df[(df["model"] == model) & (df["strategy"] == label)].sort_values("timestamp")
+    errors = df[df["failure"] == STRATEGY_ERROR]
     out: dict[str, dict[str, dict]] = {}
-    for row in df.to_dict("records"):
+    for row in df[df["proposal_id"].notna()].to_dict("records"):
         out.setdefault(row["problem"], {})[row["proposal_id"]] = row
-    return out
+    return out, set(zip(errors["problem"], errors["message"]))
 
 
 def run_strategy(problems: list[Problem], model: str = "tune", strategy: str = "evolve", *, params: dict | None = None,
@@ -100,7 +103,7 @@ def run_strategy(problems: list[Problem], model: str = "tune", strategy: str = "
 def _run(problems, model, strategy, label, params, budget, verifiers, ground_truth, run_id, runs_root, opts, device, proposer, store,
          build_jobs, concurrency, progress) -> tuple[str, list[dict]]:
     writer = RecordWriter(runs_root, run_id)
-    recorded = _recorded(runs_root, run_id, model, label)
+    recorded, errors = _recorded(runs_root, run_id, model, label)
     rows: list[dict] = []
     lock = threading.Lock()
     bar = tqdm(desc=f"{label} ({model})", unit="cand", disable=not progress)
@@ -114,6 +117,9 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
 
     env = SearchEnv(run_id=run_id, model=model, strategy=label, proposer=proposer, judging=Judging(opts, device, build_jobs), write=write,
                     store=store, budget=budget, verifiers=verifiers, ground_truth=ground_truth, params={"strategy": strategy, **params})
+    models = [getattr(proposer, "model", None), *(getattr(v, "model", None) for v in verifiers)]
+    if concurrency > 1 and any(generates_on(m, [device]) for m in models if m is not None):
+        concurrency = 1  # a model on the judging GPU would generate for one problem while another's candidates are timed
     covers = getattr(proposer, "covers", None)
     todo = [p for p in problems if covers is None or covers(p)]
 
@@ -124,6 +130,8 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
             raise
         except Exception:  # noqa: BLE001 - one problem's broken search is its record, not the batch's end
             v = _error_verdict(problem, "unknown", device, opts, STRATEGY_ERROR, traceback.format_exc()[-3000:])
+            if (problem.key, truncate(v.message)) in errors:  # a resume that broke where it broke before: recorded already
+                return
             write(row_from_verdict(v, run_id=run_id, model=model, strategy=label, tags=problem.tags, extra={"judged": False}))
         finally:
             env.judging.release(problem)
@@ -133,9 +141,14 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
             for p in todo:
                 one(p)
         else:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pool = ThreadPoolExecutor(max_workers=concurrency)
+            try:
                 for f in [pool.submit(one, p) for p in todo]:
                     f.result()
+            except BaseException:  # the model is unavailable (or ^C): problems not started yet are not started
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
     finally:
         bar.close()
     return run_id, rows

@@ -123,7 +123,10 @@ class Judging:
                 out = []
                 for s in samples:
                     if s.candidate is not None and s.candidate.sha in builds:
-                        builds[s.candidate.sha].result()
+                        try:
+                            builds[s.candidate.sha].result()
+                        except Exception:  # noqa: BLE001 - as in the runner: the judge builds it again and records what went wrong
+                            pass
                     out.append(_judge_one(problem, s, None, prepared, self.device, self.opts))
                 return out
             finally:
