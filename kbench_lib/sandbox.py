@@ -131,17 +131,28 @@ def netns_prefix() -> tuple[str, ...]:
 PR_SET_PDEATHSIG = 1
 
 
+def _resolve_prctl():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# resolved here, in the parent: die_with_parent also runs between fork and exec (preexec_fn) in a
+# judge with many threads, where a dlopen could wait forever on a loader lock held by another thread
+_PRCTL = _resolve_prctl()
+
+
 def die_with_parent(expected_parent: int | None = None) -> None:
     """This process gets SIGKILL when the thread that started it ends: a judge killed outright
     (SIGKILL, the OOM killer) takes its fork server, workers and builds with it, instead of leaving a
     hanging candidate running with nobody to stop it. ``expected_parent``: exit at once if the
     parent died before this call (the signal would never come)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
+    if _PRCTL is None:
         return
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if expected_parent is not None and os.getppid() != expected_parent:
         os._exit(137)
 

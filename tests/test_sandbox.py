@@ -88,3 +88,18 @@ def test_real_key_shaped_values_never_reach_the_candidate(tmp_path, monkeypatch)
     assert "PATH" in res.messages[0]
     for name, value in keys.items():
         assert value not in child_env and name not in res.messages[0]
+
+
+def test_die_with_parent_loads_no_library_after_fork():
+    """It runs between fork and exec in a judge with threads: prctl is resolved at import, so no
+    dlopen happens there (one could wait forever on a loader lock another thread held)."""
+    import subprocess
+    import sys
+
+    code = ("import ctypes, os, kbench_lib.sandbox as s\n"
+            "def boom(*a, **k): raise AssertionError('dlopen after import')\n"
+            "ctypes.CDLL = boom\n"
+            "s.die_with_parent(os.getppid())\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
