@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -308,10 +309,11 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
-    allocating = None
+    allocating = out = None
     try:
         _write_job(wd, prep, candidate, opts)
-        allocating = _preallocate_outputs(wd, prep, opts)
+        out = _OutDir(wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
+        allocating = _preallocate_outputs(out, prep, opts)
         lap("write_job")
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
@@ -333,17 +335,17 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
             return v
         _check_profile(v, res, prep, candidate, opts)
         lap("reference_profile")
-        if not _check_outputs(v, res, prep, wd):
+        if not _check_outputs(v, res, prep, out):
             return v
         lap("compare")
         if opts.timing and _last(res.messages, "timing"):
-            if not _check_timed_outputs(v, res, prep, wd, opts):
+            if not _check_timed_outputs(v, res, prep, out, opts):
                 return v
             lap("recheck")
             _baselines(v, prep, opts)
             lap("baseline")
             if prep.timed_variants:
-                if not _time_variants(v, res, prep, wd, opts):
+                if not _time_variants(v, res, prep, out, opts):
                     return v
                 lap("variant_timing")
         if opts.guards:
@@ -354,6 +356,8 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
     finally:
         if allocating is not None:
             allocating.stop()
+        if out is not None:
+            out.close(allocating.names if allocating is not None else [])
         if own_dir and not opts.keep_workdir:
             shutil.rmtree(wd, ignore_errors=True)
 
@@ -369,7 +373,8 @@ class _Preallocation:
     times its calls: host work beside the timed calls delays their launches (it showed as a false
     ``memoisation_suspected`` on an honest kernel when one thread was still allocating)."""
 
-    def __init__(self, files: list[tuple[Path, int]], threads: int):
+    def __init__(self, out: "_OutDir", files: list[tuple[str, int]], threads: int):
+        self._out, self.names = out, [name for name, _ in files]
         self._stopped = threading.Event()
         self._todo = sorted(files, key=lambda f: -f[1])
         self._lock = threading.Lock()
@@ -382,8 +387,8 @@ class _Preallocation:
             with self._lock:
                 if not self._todo:
                     return
-                path, n = self._todo.pop(0)
-            tensorfile.preallocate(str(path), n)
+                name, n = self._todo.pop(0)
+            tensorfile.preallocate(name, n, dir_fd=self._out.fd)  # relative to the judge's own folder, never through a symlink
 
     def stop(self) -> None:
         self._stopped.set()
@@ -391,25 +396,24 @@ class _Preallocation:
             t.join()
 
 
-def _preallocate_outputs(wd: Path, prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
+def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
     """Allocates the pages of the worker's output files (each case's outputs and gradients, and the
     timed samples) on a thread of the judge while the worker starts, so that the worker's
     page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
     if not prep.device.startswith("cuda"):
         return None
-    (wd / "out").mkdir(exist_ok=True)
 
     def size(c) -> int:
         return nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads)
 
-    files = [(wd / "out" / f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
+    files = [(f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
     if opts.timing:
         for k, (name, timed, _) in enumerate(prep.timing_groups):
-            files.append((wd / "out" / timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
+            files.append((timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
     files = [(p, n + HEADER_ROOM) for p, n in files if n >= PREALLOCATE_MIN]
     if not files:
         return None
-    return _Preallocation(files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
+    return _Preallocation(out, files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
 
 
 def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, opts: JudgeOptions) -> bool:
@@ -476,14 +480,66 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
 
 
-def _read(path: Path, device: str | None = None):
-    """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
-        return tensorfile.read(str(path), device=device)
+class _OutDir:
+    """The job's ``out`` folder, created and opened by the judge before any candidate code runs.
+
+    The build and run workers import the candidate while the job folder is writable: it can
+    replace ``out`` with a symlink (to /dev/shm, $HOME, ...). The judge therefore never resolves
+    ``out`` by name after this: it creates (preallocates) and reads result files relative to the
+    folder it opened (``dir_fd``, ``O_NOFOLLOW``), and a read finds the job's ``out`` no longer
+    that folder a :class:`tensorfile.TensorFileError` (a crash)."""
+
+    def __init__(self, wd: Path):
+        self.path = wd / "out"
+        try:
+            if not stat.S_ISDIR(os.lstat(self.path).st_mode):
+                os.unlink(self.path)  # a caller's workdir that an earlier candidate left a symlink in
+        except FileNotFoundError:
+            pass
+        try:
+            self.path.mkdir()
+        except FileExistsError:
+            pass  # a real folder: a caller's workdir used before
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        st = os.fstat(self.fd)
+        self._ident = (st.st_dev, st.st_ino)
+
+    def intact(self) -> bool:
+        """Whether ``out`` is still the folder the judge opened (not a symlink, not another folder)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self._ident
+
+    def read(self, name: str, device: str | None = None):
+        """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
+        if self.fd < 0:
+            raise tensorfile.TensorFileError("the job's out folder is closed")
+        if not self.intact():
+            raise tensorfile.TensorFileError("the job's out folder was replaced during the run (a symlink or another folder)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
+            return tensorfile.read(name, device=device, dir_fd=self.fd)
+
+    def close(self, names=()) -> None:
+        """Closes the folder; where it no longer sits at ``out`` (moved away by the candidate, so
+        removing the job folder would miss it), first removes the files the judge made there."""
+        if self.fd < 0:
+            return
+        try:
+            if names and not self.intact():
+                for name in names:
+                    try:
+                        os.unlink(name, dir_fd=self.fd)
+                    except OSError:
+                        pass
+        finally:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
+def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool:
     """Correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     worst = 0.0
@@ -491,7 +547,7 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
         if prep.timed[i]:
             continue
         try:
-            got = _read(wd / "out" / f"case_{i}.kbt", cmp_dev)
+            got = out.read(f"case_{i}.kbt", cmp_dev)
         except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
             _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
             return False
@@ -513,21 +569,21 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
     return True
 
 
-def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """The default configuration's timed outputs re-checked, and its time."""
-    if not _recheck_samples(v, res, prep, wd / "out" / "timing.kbt", opts, ""):
+    if not _recheck_samples(v, res, prep, out, "timing.kbt", opts, ""):
         return False
     stats = _last(res.messages, "timing")["timing"]
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     return True
 
 
-def _recheck_samples(v: Verdict, res, prep: PreparedProblem, path: Path, opts: JudgeOptions, where: str) -> bool:
+def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, opts: JudgeOptions, where: str) -> bool:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
     THREATS #8, #9) and the inputs as the timed calls left them. ``where``: " on <variant>"."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     try:
-        tdata = _read(path, cmp_dev)
+        tdata = out.read(name, cmp_dev)
     except (tensorfile.TensorFileError, OSError) as e:
         _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
         return False
@@ -547,7 +603,7 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, path: Path, opts: J
     return True
 
 
-def _time_variants(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """``time_variants``: each variant's timed outputs re-checked as the default's are (a wrong
     output there fails the candidate), its time, the eager baseline's on the same sets, the speedup."""
     reported = {m.get("config"): m.get("timing") for m in res.messages if isinstance(m, dict) and m.get("event") == "variant_timing"}
@@ -556,7 +612,7 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: Judge
         if not isinstance(stats, dict) or not stats.get("median_ms"):
             _fail(v, "crash", f"the worker reported no timing of variant {name}", res.log)
             return False
-        if not _recheck_samples(v, res, prep, wd / "out" / timing_file(timed, name), opts, f" on {name}"):
+        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), opts, f" on {name}"):
             return False
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"]}

@@ -159,3 +159,64 @@ def test_a_compile_error_is_remembered_not_compiled_again(scale_add_relu, fixtur
     assert first.failure == again.failure == "compile_error" and not again.compiled
     assert again.build_cached and not first.build_cached
     assert again.message == first.message and "error" in again.message and again.build_log == first.build_log
+
+
+@pytest.mark.parametrize("how", ["rename", "remove"])
+def test_a_candidate_that_swaps_out_for_a_symlink_fails_and_writes_nothing_there(scale_add_relu, fast_cpu_opts, tmp_path, how):
+    """The candidate's import replaces the job's ``out`` folder with a symlink to a folder of its
+    choosing: no result file may land there (the judge's and the harness's files are made relative
+    to the folder opened before the candidate ran) and the verdict is a failure, not an exception."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from kbench_lib.candidates import Candidate
+
+    # /dev/shm: writable inside the sandbox (its mounts are read-only elsewhere), and not removed with the job
+    shm = os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
+    target = Path(tempfile.mkdtemp(prefix="kbench-test-elsewhere-", dir="/dev/shm" if shm else str(tmp_path)))
+    move = "os.rename(out, out + '_moved')" if how == "rename" else "os.rmdir(out)"
+    source = (
+        "import os\nimport torch\n"
+        f"out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\nif os.path.isdir(out):\n    {move}\nos.symlink({str(target)!r}, out)\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, scale):\n        super().__init__()\n        self.scale = scale\n"
+        "    def forward(self, a, b):\n        return torch.relu(a * self.scale + b)\n"
+    )
+    try:
+        v = judge(scale_add_relu, Candidate(source, "torch"), fast_cpu_opts)
+        assert list(target.iterdir()) == []
+        assert not v.correct and v.failure in ("crash", "runtime_error"), (v.failure, v.message)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch):
+    """The judge's preallocation threads (CUDA runs) create files in the folder it opened, never
+    through a symlink put in its place; files left in a folder moved out of the job are removed."""
+    import os
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib import judge as judge_mod, tensorfile
+
+    monkeypatch.setattr(judge_mod, "PREALLOCATE_MIN", 0)
+    wd, target = tmp_path / "job", tmp_path / "elsewhere"
+    wd.mkdir()
+    target.mkdir()
+    out = judge_mod._OutDir(wd)
+    os.rename(wd / "out", tmp_path / "moved")
+    os.symlink(target, wd / "out")
+    case = SimpleNamespace(expected=[torch.ones(1000)], expected_input_grads=[], expected_param_grads={})
+    prep = SimpleNamespace(device="cuda", cases=[case, case], timed=[False, False], timing_groups=[])
+    allocating = judge_mod._preallocate_outputs(out, prep, judge_mod.JudgeOptions(timing=False))
+    for t in allocating._threads:
+        t.join()  # every file made (stop() would skip what is left)
+    assert list(target.iterdir()) == []
+    assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == ["case_0.kbt", "case_1.kbt"]
+    with pytest.raises(tensorfile.TensorFileError, match="replaced"):
+        out.read("case_0.kbt")
+    out.close(allocating.names)
+    assert list((tmp_path / "moved").iterdir()) == [] and list(target.iterdir()) == []
