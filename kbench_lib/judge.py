@@ -9,6 +9,7 @@ tensors and are compared here, element by element.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -184,7 +185,7 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
     where = f"during {stage_default}"
     if stage:
         where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
-        where += f" of {stage['config']}" if stage.get("stage") == "variant_timing" else ""
+        where += f" of {stage.get('config')}" if stage.get("stage") == "variant_timing" else ""
     if res.timed_out:
         return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
@@ -433,10 +434,11 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
                 raise JudgeError(f"the worker drew other inputs or reference state than the judge for case {i} ({case.config}): "
                                  f"{prep.problem.key}'s get_inputs/get_init_inputs are not reproducible on {prep.device}")
     if fail:
-        if fail["failure"] == "compile_error":
+        failure = fail.get("failure") if fail.get("failure") in FAILURES else "crash"  # the message is the candidate's process's
+        if failure == "compile_error":
             v.compiled = False
-        v.flags.extend(fail.get("flags", []))  # what the candidate left behind, when the worker could still tell
-        _fail(v, fail["failure"], fail.get("message", ""), res.log)
+        v.flags.extend(_strings(fail.get("flags")))  # what the candidate left behind, when the worker could still tell
+        _fail(v, failure, str(fail.get("message", ""))[-8000:], res.log)
         return True
     if res.timed_out or not done or res.returncode != 0:
         _died(v, res, "run", opts.run_timeout_s)
@@ -449,12 +451,90 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
     if missing:
         _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
         return True
-    v.flags.extend(done.get("flags", []))
+    v.flags.extend(_strings(done.get("flags")))
     return False
+
+
+def _strings(items) -> list[str]:
+    """Flags from a worker's message: strings only (bounded), whatever the message held."""
+    return [str(f)[:2000] for f in items[:100]] if isinstance(items, list) else []
 
 
 def _plain_json(obj):
     return json.loads(json.dumps(obj, default=str))
+
+
+INT32_MAX = (1 << 31) - 1  # counts go to int32 columns of the records (records.SCHEMA)
+
+
+def _count(x) -> int | None:
+    """A non-negative count from a candidate's message, clamped to int32; None if not an int."""
+    if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+        return None
+    return min(x, INT32_MAX)
+
+
+def _real(x, lo: float = 0.0, hi: float = math.inf) -> float | None:
+    """A finite number in [lo, hi] from a candidate's message; None otherwise."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) and lo <= x <= hi else None
+
+
+def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
+    """The profile message's fields with the types the records need, and the names of the fields
+    that were malformed (their bad entries dropped). The worker's profile is the candidate's
+    process's: a value like ``{"count": 1 << 40}`` or ``{"name": 3}`` would otherwise break the
+    record's columns when a batch writes it."""
+    bad: list[str] = []
+    out: dict = {}
+    n = cand.get("n_kernels")
+    out["n_kernels"] = None if n is None else _count(n)
+    if n is not None and (out["n_kernels"] is None or out["n_kernels"] != n):
+        bad.append("n_kernels")
+    share = cand.get("custom_kernel_share")
+    out["custom_kernel_share"] = None if share is None else _real(share, 0.0, 1.0)
+    if share is not None and out["custom_kernel_share"] is None:
+        bad.append("custom_kernel_share")
+    top, raw = [], cand.get("top_kernels") or []
+    if not isinstance(raw, list):
+        bad.append("top_kernels")
+        raw = []
+    for item in raw[:5]:
+        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) and _real(item[1], 0.0, 1.0) is not None:
+            top.append([item[0][:120], float(item[1])])
+        elif "top_kernels" not in bad:
+            bad.append("top_kernels")
+    out["top_kernels"] = top
+    ops, raw = {}, cand.get("ops") or {}
+    if not isinstance(raw, dict):
+        bad.append("ops")
+        raw = {}
+    for name, c in list(raw.items())[:1000]:
+        k = _count(c)
+        if isinstance(name, str) and k is not None:
+            ops[name[:240]] = k
+        if (k is None or k != c or not isinstance(name, str) or len(name) > 240) and "ops" not in bad:
+            bad.append("ops")
+    out["ops"] = ops
+    kernels, raw = [], cand.get("kernels") or []
+    if not isinstance(raw, list):
+        bad.append("kernels")
+        raw = []
+    for r in raw[:profiling.MAX_KERNEL_ROWS]:
+        ok = isinstance(r, dict) and isinstance(r.get("name"), str) and (r.get("op") is None or isinstance(r.get("op"), str))
+        count, us = (_count(r.get("count")), _real(r.get("device_us"))) if ok else (None, None)
+        if ok and count is not None and us is not None:
+            kernels.append({"name": r["name"][:profiling.MAX_KERNEL_NAME], "op": r["op"][:240] if r.get("op") else None,
+                            "count": count, "device_us": us})
+            ok = count == r.get("count")
+        if not (ok and count is not None and us is not None) and "kernels" not in bad:
+            bad.append("kernels")
+    if len(raw) > profiling.MAX_KERNEL_ROWS and "kernels" not in bad:
+        bad.append("kernels")
+    out["kernels"] = kernels
+    return out, bad
 
 
 def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
@@ -464,15 +544,21 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
     if not prof:
         return
-    cand = prof["profile"]
-    v.n_kernels, v.custom_kernel_share = cand.get("n_kernels"), cand.get("custom_kernel_share")
-    v.top_kernels = [[str(k)[:120], float(s)] for k, s in (cand.get("top_kernels") or [])[:5] if isinstance(s, (int, float))]
+    raw = prof.get("profile")
+    if not isinstance(raw, dict):
+        v.flags.append("profile_malformed: the run's profile message carried no profile")
+        return
+    cand, bad = _clean_profile(raw)
+    if bad:
+        v.flags.append(f"profile_malformed: malformed fields in the run's profile ({', '.join(bad)}); bad entries dropped")
+    v.n_kernels, v.custom_kernel_share = cand["n_kernels"], cand["custom_kernel_share"]
+    v.top_kernels = cand["top_kernels"]
     ref = prep.reference_profile()
-    v.profile_ops, v.profile_kernels = dict(cand.get("ops") or {}), list(cand.get("kernels") or [])
+    v.profile_ops, v.profile_kernels = cand["ops"], cand["kernels"]
     v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
     if not opts.policy.on("library_passthrough"):
         return
-    same = profiling.passthrough(ref["ops"], cand.get("ops", {}))
+    same = profiling.passthrough(ref["ops"], cand["ops"])
     share = v.custom_kernel_share
     if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
@@ -571,29 +657,68 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool
 
 def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """The default configuration's timed outputs re-checked, and its time."""
-    if not _recheck_samples(v, res, prep, out, "timing.kbt", opts, ""):
+    stats = _timing_stats(_last(res.messages, "timing").get("timing"))
+    if isinstance(stats, str):
+        _fail(v, "crash", f"the worker's timing report is malformed: {stats}", res.log)
         return False
-    stats = _last(res.messages, "timing")["timing"]
+    if not _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, ""):
+        return False
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     return True
 
 
-def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, opts: JudgeOptions, where: str) -> bool:
+_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "head_start_us")
+_STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls")
+
+
+def _timing_stats(stats) -> dict | str:
+    """A timing message's stats when well-formed (a positive finite ``median_ms``; the other
+    fields the records keep numbers or absent), else what is wrong with them."""
+    if not isinstance(stats, dict):
+        return "no timing statistics"
+    med = stats.get("median_ms")
+    if _real(med) is None or med <= 0:
+        return f"median_ms {str(med)[:40]!r} is not a positive finite number"
+    for k in _STAT_NUMBERS:
+        if stats.get(k) is not None and _real(stats[k]) is None:
+            return f"{k} {str(stats[k])[:40]!r} is not a finite non-negative number"
+    for k in _STAT_COUNTS:
+        if stats.get(k) is not None and (_count(stats[k]) is None or _count(stats[k]) != stats[k]):
+            return f"{k} {str(stats[k])[:40]!r} is not a count"
+    return stats
+
+
+def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
+                     where: str) -> bool:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
-    THREATS #8, #9) and the inputs as the timed calls left them. ``where``: " on <variant>"."""
+    THREATS #8, #9) and the inputs as the timed calls left them. ``timed``: the indices of that
+    run's timed input sets; the worker samples every one of them (each set's first call always) and
+    reports every set's inputs, so the keys of both must be exactly these (a sample of no set, or
+    of another group's, is a forged record). ``where``: " on <variant>"."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     try:
         tdata = out.read(name, cmp_dev)
     except (tensorfile.TensorFileError, OSError) as e:
         _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
         return False
-    samples = tdata.get("samples") if isinstance(tdata, dict) else None
+    if not isinstance(tdata, dict):
+        _fail(v, "crash", f"the timing record{where} is not a record", res.log)
+        return False
+    samples, afters = tdata.get("samples"), tdata.get("inputs_after")
+    keys = {str(i) for i in timed}
+    for what, got in (("sampled outputs", samples), ("inputs after the timed calls", afters)):
+        if what == "sampled outputs" and not got:
+            continue  # nothing sampled (guards off): flagged below when guards are on
+        if not isinstance(got, dict) or set(got) != keys:
+            shown = sorted(map(str, got))[:8] if isinstance(got, dict) else type(got).__name__
+            _fail(v, "crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}", res.log)
+            return False
     for idx, outs in (samples or {}).items():
         m, _ = compare_outputs(prep.cases[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
         if m:
             _fail(v, "output_mismatch", f"output during timing{where} differs from the reference: {m.message}", res.log)
             return False
-    for idx, after in ((tdata.get("inputs_after") if isinstance(tdata, dict) else None) or {}).items():
+    for idx, after in afters.items():
         changed = unchanged(prep.cases[int(idx)].inputs, after, cmp_dev)
         if changed:
             _fail(v, "input_mutated", f"during timing{where}: {changed}", res.log)
@@ -606,13 +731,18 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
 def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """``time_variants``: each variant's timed outputs re-checked as the default's are (a wrong
     output there fails the candidate), its time, the eager baseline's on the same sets, the speedup."""
-    reported = {m.get("config"): m.get("timing") for m in res.messages if isinstance(m, dict) and m.get("event") == "variant_timing"}
+    reported = {m.get("config"): m.get("timing") for m in res.messages
+                if isinstance(m, dict) and m.get("event") == "variant_timing" and isinstance(m.get("config"), str)}
     for name, timed, _ in prep.timed_variants:
         stats = reported.get(name)
-        if not isinstance(stats, dict) or not stats.get("median_ms"):
+        if not isinstance(stats, dict):
             _fail(v, "crash", f"the worker reported no timing of variant {name}", res.log)
             return False
-        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), opts, f" on {name}"):
+        stats = _timing_stats(stats)
+        if isinstance(stats, str):
+            _fail(v, "crash", f"the worker's timing report of variant {name} is malformed: {stats}", res.log)
+            return False
+        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}"):
             return False
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"]}

@@ -220,3 +220,106 @@ def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch)
         out.read("case_0.kbt")
     out.close(allocating.names)
     assert list((tmp_path / "moved").iterdir()) == [] and list(target.iterdir()) == []
+
+
+def _forged_verdict():
+    from kbench_lib.judge import Verdict
+
+    return Verdict(problem="p", level="level1", backend="cpp", device="cpu", device_name="cpu", precision="fp32")
+
+
+def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
+    """profile_kernels and the other profile fields come from the candidate's process: malformed
+    entries are dropped and flagged, and the verdict's record still converts to the records' schema."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from kbench_lib import judge as judge_mod, records
+    from kbench_lib.candidates import Candidate
+
+    prof = {"ops": {"aten::mm": 1 << 40, "aten::add": "x", 3: 1}, "n_kernels": 1 << 40, "custom_kernel_share": "half",
+            "top_kernels": [["k", 0.5], [1, 2]],
+            "kernels": [{"name": 3, "op": None, "count": 1, "device_us": 1.0}, {"name": "big", "op": None, "count": 1 << 40, "device_us": 2.0},
+                        {"name": "ok", "op": "aten::mm", "count": 2, "device_us": float("nan")}, "not a row",
+                        {"name": "fine", "op": None, "count": 2, "device_us": 3.0}]}
+    res = SimpleNamespace(messages=[{"event": "profile", "profile": prof}])
+    prep = SimpleNamespace(timed=[False, True], reference_profile=lambda: {"ops": {"aten::mm": 1}, "kernels": [], "n_kernels": None})
+    v = _forged_verdict()
+    judge_mod._check_profile(v, res, prep, Candidate("x", "cpp"), judge_mod.JudgeOptions(device="cpu"))
+    assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
+    assert v.profile_kernels == [{"name": "big", "op": None, "count": judge_mod.INT32_MAX, "device_us": 2.0},
+                                 {"name": "fine", "op": None, "count": 2, "device_us": 3.0}]
+    assert v.profile_ops == {"aten::mm": judge_mod.INT32_MAX} and v.n_kernels == judge_mod.INT32_MAX
+    assert v.custom_kernel_share is None and v.top_kernels == [["k", 0.5]]
+    pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
+    for forged in ({"profile": "no"}, {"profile": {"kernels": {"name": 3}, "ops": [1], "top_kernels": 7}}):
+        v = _forged_verdict()
+        judge_mod._check_profile(v, SimpleNamespace(messages=[{"event": "profile", **forged}]), prep, Candidate("x", "cpp"),
+                                 judge_mod.JudgeOptions(device="cpu"))
+        assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
+        pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
+
+
+def test_forged_stage_and_failure_messages_end_as_failures():
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    res = SimpleNamespace(messages=[{"event": "stage", "stage": "variant_timing"}], timed_out=False, signal_name=None, returncode=1, log="")
+    v = judge_mod._died(_forged_verdict(), res, "run", 10)
+    assert v.failure == "crash" and "variant_timing" in v.message
+    res = SimpleNamespace(messages=[{"event": "failure", "flags": "abc", "message": 5}], timed_out=False, signal_name=None, returncode=0, log="")
+    v = _forged_verdict()
+    assert judge_mod._run_failed(v, res, SimpleNamespace(cases=[]), judge_mod.JudgeOptions(device="cpu"))
+    assert v.failure == "crash" and v.flags == []
+
+
+@pytest.mark.parametrize("median", [None, "fast", 0, -1.0, float("nan"), float("inf"), True])
+def test_a_forged_median_is_a_crash(median):
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    stats = {"median_ms": median, "n_trials": 10}
+    res = SimpleNamespace(messages=[{"event": "timing", "timing": stats},
+                                    {"event": "variant_timing", "config": "v", "timing": stats},
+                                    {"event": "variant_timing", "config": ["unhashable"], "timing": stats}], log="")
+    v = _forged_verdict()
+    assert not judge_mod._check_timed_outputs(v, res, SimpleNamespace(timing_groups=[("d", [0], [])]), None, judge_mod.JudgeOptions())
+    assert v.failure == "crash" and "median_ms" in v.message
+    v = _forged_verdict()
+    assert not judge_mod._time_variants(v, res, SimpleNamespace(timed_variants=[("v", [1], [])]), None, judge_mod.JudgeOptions())
+    assert v.failure == "crash" and "median_ms" in v.message
+
+
+@pytest.mark.parametrize("keys", [["-1", "0"], ["x", "0"], ["0", "2"], ["0"], ["0", "1", "2"]])
+def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
+    """Sample keys are the candidate's process's: a negative or non-numeric index, a set of another
+    timing group, or a set left out is a forged record (a crash), never a pass or an exception."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib import judge as judge_mod, tensorfile
+
+    out = judge_mod._OutDir(tmp_path)
+    good = [torch.ones(3)]
+    tensorfile.write(str(tmp_path / "out" / "timing.kbt"),
+                     {"samples": {k: good for k in keys}, "inputs_after": {"0": [], "1": []}})
+    case = SimpleNamespace(expected=good, inputs=[])
+    other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
+    prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4)
+    v = _forged_verdict()
+    res = SimpleNamespace(log="")
+    try:
+        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+        assert v.failure == "crash" and "timed sets" in v.message, v.message
+        # the same record with exactly the group's sets passes
+        tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [], "1": []}})
+        v = _forged_verdict()
+        assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), ""), v.message
+        tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": []}})
+        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+    finally:
+        out.close()
