@@ -9,9 +9,11 @@ tensors and are compared here, element by element.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -183,7 +185,7 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
     where = f"during {stage_default}"
     if stage:
         where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
-        where += f" of {stage['config']}" if stage.get("stage") == "variant_timing" else ""
+        where += f" of {stage.get('config')}" if stage.get("stage") == "variant_timing" else ""
     if res.timed_out:
         return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
@@ -308,10 +310,11 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
-    allocating = None
+    allocating = out = None
     try:
         _write_job(wd, prep, candidate, opts)
-        allocating = _preallocate_outputs(wd, prep, opts)
+        out = _OutDir(wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
+        allocating = _preallocate_outputs(out, prep, opts)
         lap("write_job")
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
@@ -333,17 +336,17 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
             return v
         _check_profile(v, res, prep, candidate, opts)
         lap("reference_profile")
-        if not _check_outputs(v, res, prep, wd):
+        if not _check_outputs(v, res, prep, out):
             return v
         lap("compare")
         if opts.timing and _last(res.messages, "timing"):
-            if not _check_timed_outputs(v, res, prep, wd, opts):
+            if not _check_timed_outputs(v, res, prep, out, opts):
                 return v
             lap("recheck")
             _baselines(v, prep, opts)
             lap("baseline")
             if prep.timed_variants:
-                if not _time_variants(v, res, prep, wd, opts):
+                if not _time_variants(v, res, prep, out, opts):
                     return v
                 lap("variant_timing")
         if opts.guards:
@@ -354,6 +357,8 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
     finally:
         if allocating is not None:
             allocating.stop()
+        if out is not None:
+            out.close(allocating.names if allocating is not None else [])
         if own_dir and not opts.keep_workdir:
             shutil.rmtree(wd, ignore_errors=True)
 
@@ -369,7 +374,8 @@ class _Preallocation:
     times its calls: host work beside the timed calls delays their launches (it showed as a false
     ``memoisation_suspected`` on an honest kernel when one thread was still allocating)."""
 
-    def __init__(self, files: list[tuple[Path, int]], threads: int):
+    def __init__(self, out: "_OutDir", files: list[tuple[str, int]], threads: int):
+        self._out, self.names = out, [name for name, _ in files]
         self._stopped = threading.Event()
         self._todo = sorted(files, key=lambda f: -f[1])
         self._lock = threading.Lock()
@@ -382,8 +388,8 @@ class _Preallocation:
             with self._lock:
                 if not self._todo:
                     return
-                path, n = self._todo.pop(0)
-            tensorfile.preallocate(str(path), n)
+                name, n = self._todo.pop(0)
+            tensorfile.preallocate(name, n, dir_fd=self._out.fd)  # relative to the judge's own folder, never through a symlink
 
     def stop(self) -> None:
         self._stopped.set()
@@ -391,25 +397,24 @@ class _Preallocation:
             t.join()
 
 
-def _preallocate_outputs(wd: Path, prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
+def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
     """Allocates the pages of the worker's output files (each case's outputs and gradients, and the
     timed samples) on a thread of the judge while the worker starts, so that the worker's
     page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
     if not prep.device.startswith("cuda"):
         return None
-    (wd / "out").mkdir(exist_ok=True)
 
     def size(c) -> int:
         return nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads)
 
-    files = [(wd / "out" / f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
+    files = [(f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
     if opts.timing:
         for k, (name, timed, _) in enumerate(prep.timing_groups):
-            files.append((wd / "out" / timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
+            files.append((timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
     files = [(p, n + HEADER_ROOM) for p, n in files if n >= PREALLOCATE_MIN]
     if not files:
         return None
-    return _Preallocation(files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
+    return _Preallocation(out, files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
 
 
 def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, opts: JudgeOptions) -> bool:
@@ -429,10 +434,11 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
                 raise JudgeError(f"the worker drew other inputs or reference state than the judge for case {i} ({case.config}): "
                                  f"{prep.problem.key}'s get_inputs/get_init_inputs are not reproducible on {prep.device}")
     if fail:
-        if fail["failure"] == "compile_error":
+        failure = fail.get("failure") if fail.get("failure") in FAILURES else "crash"  # the message is the candidate's process's
+        if failure == "compile_error":
             v.compiled = False
-        v.flags.extend(fail.get("flags", []))  # what the candidate left behind, when the worker could still tell
-        _fail(v, fail["failure"], fail.get("message", ""), res.log)
+        v.flags.extend(_strings(fail.get("flags")))  # what the candidate left behind, when the worker could still tell
+        _fail(v, failure, str(fail.get("message", ""))[-8000:], res.log)
         return True
     if res.timed_out or not done or res.returncode != 0:
         _died(v, res, "run", opts.run_timeout_s)
@@ -445,12 +451,90 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
     if missing:
         _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
         return True
-    v.flags.extend(done.get("flags", []))
+    v.flags.extend(_strings(done.get("flags")))
     return False
+
+
+def _strings(items) -> list[str]:
+    """Flags from a worker's message: strings only (bounded), whatever the message held."""
+    return [str(f)[:2000] for f in items[:100]] if isinstance(items, list) else []
 
 
 def _plain_json(obj):
     return json.loads(json.dumps(obj, default=str))
+
+
+INT32_MAX = (1 << 31) - 1  # counts go to int32 columns of the records (records.SCHEMA)
+
+
+def _count(x) -> int | None:
+    """A non-negative count from a candidate's message, clamped to int32; None if not an int."""
+    if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+        return None
+    return min(x, INT32_MAX)
+
+
+def _real(x, lo: float = 0.0, hi: float = math.inf) -> float | None:
+    """A finite number in [lo, hi] from a candidate's message; None otherwise."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) and lo <= x <= hi else None
+
+
+def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
+    """The profile message's fields with the types the records need, and the names of the fields
+    that were malformed (their bad entries dropped). The worker's profile is the candidate's
+    process's: a value like ``{"count": 1 << 40}`` or ``{"name": 3}`` would otherwise break the
+    record's columns when a batch writes it."""
+    bad: list[str] = []
+    out: dict = {}
+    n = cand.get("n_kernels")
+    out["n_kernels"] = None if n is None else _count(n)
+    if n is not None and (out["n_kernels"] is None or out["n_kernels"] != n):
+        bad.append("n_kernels")
+    share = cand.get("custom_kernel_share")
+    out["custom_kernel_share"] = None if share is None else _real(share, 0.0, 1.0)
+    if share is not None and out["custom_kernel_share"] is None:
+        bad.append("custom_kernel_share")
+    top, raw = [], cand.get("top_kernels") or []
+    if not isinstance(raw, list):
+        bad.append("top_kernels")
+        raw = []
+    for item in raw[:5]:
+        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) and _real(item[1], 0.0, 1.0) is not None:
+            top.append([item[0][:120], float(item[1])])
+        elif "top_kernels" not in bad:
+            bad.append("top_kernels")
+    out["top_kernels"] = top
+    ops, raw = {}, cand.get("ops") or {}
+    if not isinstance(raw, dict):
+        bad.append("ops")
+        raw = {}
+    for name, c in list(raw.items())[:1000]:
+        k = _count(c)
+        if isinstance(name, str) and k is not None:
+            ops[name[:240]] = k
+        if (k is None or k != c or not isinstance(name, str) or len(name) > 240) and "ops" not in bad:
+            bad.append("ops")
+    out["ops"] = ops
+    kernels, raw = [], cand.get("kernels") or []
+    if not isinstance(raw, list):
+        bad.append("kernels")
+        raw = []
+    for r in raw[:profiling.MAX_KERNEL_ROWS]:
+        ok = isinstance(r, dict) and isinstance(r.get("name"), str) and (r.get("op") is None or isinstance(r.get("op"), str))
+        count, us = (_count(r.get("count")), _real(r.get("device_us"))) if ok else (None, None)
+        if ok and count is not None and us is not None:
+            kernels.append({"name": r["name"][:profiling.MAX_KERNEL_NAME], "op": r["op"][:240] if r.get("op") else None,
+                            "count": count, "device_us": us})
+            ok = count == r.get("count")
+        if not (ok and count is not None and us is not None) and "kernels" not in bad:
+            bad.append("kernels")
+    if len(raw) > profiling.MAX_KERNEL_ROWS and "kernels" not in bad:
+        bad.append("kernels")
+    out["kernels"] = kernels
+    return out, bad
 
 
 def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
@@ -460,15 +544,21 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
     if not prof:
         return
-    cand = prof["profile"]
-    v.n_kernels, v.custom_kernel_share = cand.get("n_kernels"), cand.get("custom_kernel_share")
-    v.top_kernels = [[str(k)[:120], float(s)] for k, s in (cand.get("top_kernels") or [])[:5] if isinstance(s, (int, float))]
+    raw = prof.get("profile")
+    if not isinstance(raw, dict):
+        v.flags.append("profile_malformed: the run's profile message carried no profile")
+        return
+    cand, bad = _clean_profile(raw)
+    if bad:
+        v.flags.append(f"profile_malformed: malformed fields in the run's profile ({', '.join(bad)}); bad entries dropped")
+    v.n_kernels, v.custom_kernel_share = cand["n_kernels"], cand["custom_kernel_share"]
+    v.top_kernels = cand["top_kernels"]
     ref = prep.reference_profile()
-    v.profile_ops, v.profile_kernels = dict(cand.get("ops") or {}), list(cand.get("kernels") or [])
+    v.profile_ops, v.profile_kernels = cand["ops"], cand["kernels"]
     v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
     if not opts.policy.on("library_passthrough"):
         return
-    same = profiling.passthrough(ref["ops"], cand.get("ops", {}))
+    same = profiling.passthrough(ref["ops"], cand["ops"])
     share = v.custom_kernel_share
     if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
@@ -476,14 +566,66 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
 
 
-def _read(path: Path, device: str | None = None):
-    """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
-        return tensorfile.read(str(path), device=device)
+class _OutDir:
+    """The job's ``out`` folder, created and opened by the judge before any candidate code runs.
+
+    The build and run workers import the candidate while the job folder is writable: it can
+    replace ``out`` with a symlink (to /dev/shm, $HOME, ...). The judge therefore never resolves
+    ``out`` by name after this: it creates (preallocates) and reads result files relative to the
+    folder it opened (``dir_fd``, ``O_NOFOLLOW``), and a read finds the job's ``out`` no longer
+    that folder a :class:`tensorfile.TensorFileError` (a crash)."""
+
+    def __init__(self, wd: Path):
+        self.path = wd / "out"
+        try:
+            if not stat.S_ISDIR(os.lstat(self.path).st_mode):
+                os.unlink(self.path)  # a caller's workdir that an earlier candidate left a symlink in
+        except FileNotFoundError:
+            pass
+        try:
+            self.path.mkdir()
+        except FileExistsError:
+            pass  # a real folder: a caller's workdir used before
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        st = os.fstat(self.fd)
+        self._ident = (st.st_dev, st.st_ino)
+
+    def intact(self) -> bool:
+        """Whether ``out`` is still the folder the judge opened (not a symlink, not another folder)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self._ident
+
+    def read(self, name: str, device: str | None = None):
+        """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
+        if self.fd < 0:
+            raise tensorfile.TensorFileError("the job's out folder is closed")
+        if not self.intact():
+            raise tensorfile.TensorFileError("the job's out folder was replaced during the run (a symlink or another folder)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
+            return tensorfile.read(name, device=device, dir_fd=self.fd)
+
+    def close(self, names=()) -> None:
+        """Closes the folder; where it no longer sits at ``out`` (moved away by the candidate, so
+        removing the job folder would miss it), first removes the files the judge made there."""
+        if self.fd < 0:
+            return
+        try:
+            if names and not self.intact():
+                for name in names:
+                    try:
+                        os.unlink(name, dir_fd=self.fd)
+                    except OSError:
+                        pass
+        finally:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
+def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool:
     """Correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     worst = 0.0
@@ -491,7 +633,7 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
         if prep.timed[i]:
             continue
         try:
-            got = _read(wd / "out" / f"case_{i}.kbt", cmp_dev)
+            got = out.read(f"case_{i}.kbt", cmp_dev)
         except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
             _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
             return False
@@ -513,31 +655,70 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path) -> bool:
     return True
 
 
-def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """The default configuration's timed outputs re-checked, and its time."""
-    if not _recheck_samples(v, res, prep, wd / "out" / "timing.kbt", opts, ""):
+    stats = _timing_stats(_last(res.messages, "timing").get("timing"))
+    if isinstance(stats, str):
+        _fail(v, "crash", f"the worker's timing report is malformed: {stats}", res.log)
         return False
-    stats = _last(res.messages, "timing")["timing"]
+    if not _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, ""):
+        return False
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     return True
 
 
-def _recheck_samples(v: Verdict, res, prep: PreparedProblem, path: Path, opts: JudgeOptions, where: str) -> bool:
+_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "head_start_us")
+_STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls")
+
+
+def _timing_stats(stats) -> dict | str:
+    """A timing message's stats when well-formed (a positive finite ``median_ms``; the other
+    fields the records keep numbers or absent), else what is wrong with them."""
+    if not isinstance(stats, dict):
+        return "no timing statistics"
+    med = stats.get("median_ms")
+    if _real(med) is None or med <= 0:
+        return f"median_ms {str(med)[:40]!r} is not a positive finite number"
+    for k in _STAT_NUMBERS:
+        if stats.get(k) is not None and _real(stats[k]) is None:
+            return f"{k} {str(stats[k])[:40]!r} is not a finite non-negative number"
+    for k in _STAT_COUNTS:
+        if stats.get(k) is not None and (_count(stats[k]) is None or _count(stats[k]) != stats[k]):
+            return f"{k} {str(stats[k])[:40]!r} is not a count"
+    return stats
+
+
+def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
+                     where: str) -> bool:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
-    THREATS #8, #9) and the inputs as the timed calls left them. ``where``: " on <variant>"."""
+    THREATS #8, #9) and the inputs as the timed calls left them. ``timed``: the indices of that
+    run's timed input sets; the worker samples every one of them (each set's first call always) and
+    reports every set's inputs, so the keys of both must be exactly these (a sample of no set, or
+    of another group's, is a forged record). ``where``: " on <variant>"."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     try:
-        tdata = _read(path, cmp_dev)
+        tdata = out.read(name, cmp_dev)
     except (tensorfile.TensorFileError, OSError) as e:
         _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
         return False
-    samples = tdata.get("samples") if isinstance(tdata, dict) else None
+    if not isinstance(tdata, dict):
+        _fail(v, "crash", f"the timing record{where} is not a record", res.log)
+        return False
+    samples, afters = tdata.get("samples"), tdata.get("inputs_after")
+    keys = {str(i) for i in timed}
+    for what, got in (("sampled outputs", samples), ("inputs after the timed calls", afters)):
+        if what == "sampled outputs" and not got:
+            continue  # nothing sampled (guards off): flagged below when guards are on
+        if not isinstance(got, dict) or set(got) != keys:
+            shown = sorted(map(str, got))[:8] if isinstance(got, dict) else type(got).__name__
+            _fail(v, "crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}", res.log)
+            return False
     for idx, outs in (samples or {}).items():
         m, _ = compare_outputs(prep.cases[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
         if m:
             _fail(v, "output_mismatch", f"output during timing{where} differs from the reference: {m.message}", res.log)
             return False
-    for idx, after in ((tdata.get("inputs_after") if isinstance(tdata, dict) else None) or {}).items():
+    for idx, after in afters.items():
         changed = unchanged(prep.cases[int(idx)].inputs, after, cmp_dev)
         if changed:
             _fail(v, "input_mutated", f"during timing{where}: {changed}", res.log)
@@ -547,16 +728,21 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, path: Path, opts: J
     return True
 
 
-def _time_variants(v: Verdict, res, prep: PreparedProblem, wd: Path, opts: JudgeOptions) -> bool:
+def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
     """``time_variants``: each variant's timed outputs re-checked as the default's are (a wrong
     output there fails the candidate), its time, the eager baseline's on the same sets, the speedup."""
-    reported = {m.get("config"): m.get("timing") for m in res.messages if isinstance(m, dict) and m.get("event") == "variant_timing"}
+    reported = {m.get("config"): m.get("timing") for m in res.messages
+                if isinstance(m, dict) and m.get("event") == "variant_timing" and isinstance(m.get("config"), str)}
     for name, timed, _ in prep.timed_variants:
         stats = reported.get(name)
-        if not isinstance(stats, dict) or not stats.get("median_ms"):
+        if not isinstance(stats, dict):
             _fail(v, "crash", f"the worker reported no timing of variant {name}", res.log)
             return False
-        if not _recheck_samples(v, res, prep, wd / "out" / timing_file(timed, name), opts, f" on {name}"):
+        stats = _timing_stats(stats)
+        if isinstance(stats, str):
+            _fail(v, "crash", f"the worker's timing report of variant {name} is malformed: {stats}", res.log)
+            return False
+        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}"):
             return False
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"]}

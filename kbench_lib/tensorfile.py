@@ -32,6 +32,7 @@ import ctypes
 import json
 import mmap
 import os
+import stat
 import struct
 
 import torch
@@ -127,8 +128,9 @@ def _aligned(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def write(path: str, tree) -> None:
-    """Write ``tree`` to ``path`` (tensors from any device, copied into the mapped file)."""
+def write(path: str, tree, dir_fd: int | None = None) -> None:
+    """Write ``tree`` to ``path`` (tensors from any device, copied into the mapped file). With
+    ``dir_fd``, ``path`` is relative to that open folder; a symlink at ``path`` is never followed."""
     tensors: list = []
     skeleton = _layout(tree, tensors)
     metas, offset = [], 0
@@ -149,8 +151,11 @@ def write(path: str, tree) -> None:
     start = _aligned(len(MAGIC) + 8 + len(header))
     total = start + offset
     on_gpu = sum(m["nbytes"] for t, m in zip(flat, metas) if t.is_cuda)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # no O_TRUNC: pages preallocated by the judge are kept
+    # no O_TRUNC: pages preallocated by the judge are kept
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TensorFileError(f"{os.path.basename(path)} is not a regular file")
         os.ftruncate(fd, max(total, 1))
         with mmap.mmap(fd, max(total, 1)) as mm:
             mm[: len(MAGIC)] = MAGIC
@@ -168,12 +173,13 @@ def write(path: str, tree) -> None:
         os.close(fd)
 
 
-def preallocate(path: str, nbytes: int) -> bool:
+def preallocate(path: str, nbytes: int, dir_fd: int | None = None) -> bool:
     """Creates ``path`` with ``nbytes`` of allocated (zero) pages for a writer that comes later;
     False, doing nothing, when it exists already (the writer came first: its data is never touched)
-    or the file system cannot allocate ahead."""
+    or the file system cannot allocate ahead. With ``dir_fd``, ``path`` is relative to that open
+    folder (the judge's: a folder the candidate swapped for a symlink is never followed)."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     except OSError:
         return False
     try:
@@ -198,15 +204,24 @@ def _rebuild(node, tensors: list):
     return node
 
 
-def read(path: str, device: str | torch.device | None = None):
+def read(path: str, device: str | torch.device | None = None, dir_fd: int | None = None):
     """The tree written by :func:`write`. Tensors are CPU tensors viewing the file's mapping, or,
-    with a CUDA ``device``, copies on that device (page-locked copies; the mapping is closed)."""
+    with a CUDA ``device``, copies on that device (page-locked copies; the mapping is closed).
+
+    With ``dir_fd``, ``path`` is relative to that open folder. Only a regular file is read: a
+    symlink (never followed), a FIFO (it would block), a device or a folder is a
+    :class:`TensorFileError`, as are tensors whose byte ranges overlap (a forged header listing one
+    region many times would multiply what a device copy allocates) and a device copy that fails."""
+    name = os.path.basename(path)
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as e:
-        raise TensorFileError(f"cannot open {os.path.basename(path)}: {e.strerror}") from e
+        raise TensorFileError(f"cannot open {name}: {e.strerror}") from e
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TensorFileError(f"{name} is not a regular file")
+        size = st.st_size
         if size < len(MAGIC) + 8:
             raise TensorFileError("file too short")
         mm = mmap.mmap(fd, size, prot=mmap.PROT_READ)
@@ -220,28 +235,58 @@ def read(path: str, device: str | torch.device | None = None):
     try:
         header = json.loads(bytes(mm[len(MAGIC) + 8: len(MAGIC) + 8 + hlen]))
         metas, skeleton = header["tensors"], header["tree"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise TensorFileError(f"unreadable header: {e}") from e
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise TensorFileError(f"unreadable header: {str(e)[:200]}") from e
     start = _aligned(len(MAGIC) + 8 + hlen)
     if not isinstance(metas, list):
         raise TensorFileError("unreadable header: the tensor list is not a list")
-    tensors = [_tensor(mm, m, start, size) for m in metas]
+    tensors, spans = [], []
+    for m in metas:
+        t, span = _tensor(mm, m, start, size)
+        tensors.append(t)
+        if span[1] > span[0]:
+            spans.append(span)
+    spans.sort()
+    for (_, end), (begin, _) in zip(spans, spans[1:]):
+        if begin < end:
+            raise TensorFileError("tensors overlap in the file (a forged header)")
     if device is not None and torch.device(device).type == "cuda":
-        with _Pinned(mm, size, wanted=True, read_only=True):
-            tensors = [t.to(device) for t in tensors]
+        try:
+            with _Pinned(mm, size, wanted=True, read_only=True):
+                tensors = [t.to(device) for t in tensors]
+        except (RuntimeError, MemoryError) as e:  # torch.OutOfMemoryError is a RuntimeError
+            tensors = []
+            _free_device()
+            raise TensorFileError(f"{name}: copy to {device} failed: {type(e).__name__}: {str(e)[:300]}") from e
         try:
             mm.close()
         except BufferError:  # a view is still alive somewhere: the mapping closes when it goes
             pass
-    return _rebuild(skeleton, tensors)
+    try:
+        return _rebuild(skeleton, tensors)
+    except RecursionError as e:
+        raise TensorFileError("unreadable header: the tree is nested too deeply") from e
 
 
-def _tensor(mm, m: dict, start: int, size: int) -> torch.Tensor:
+def _free_device() -> None:
+    """Returns what a failed copy left in the caching allocator to the device."""
+    import gc
+
+    gc.collect()
+    try:
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+    except RuntimeError:
+        pass
+
+
+def _tensor(mm, m: dict, start: int, size: int) -> tuple[torch.Tensor, tuple[int, int]]:
+    """One entry's tensor, and the byte range [begin, end) of the file it views."""
     try:
         dtype = DTYPES[m["dtype"]]
         shape = [int(s) for s in m["shape"]]
         offset, nbytes = int(m["offset"]), int(m["nbytes"])
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
         raise TensorFileError(f"bad tensor entry {str(m)[:200]}: {e}") from e
     if any(s < 0 for s in shape) or offset < 0 or start + offset + nbytes > size:
         raise TensorFileError("tensor extends beyond the file")
@@ -251,7 +296,10 @@ def _tensor(mm, m: dict, start: int, size: int) -> torch.Tensor:
     itemsize = torch.empty((), dtype=dtype).element_size()
     if numel * itemsize != nbytes:
         raise TensorFileError(f"tensor of shape {shape} and {dtype} cannot hold {nbytes} bytes")
-    if nbytes == 0:
-        return torch.empty(shape, dtype=dtype)
-    raw = torch.frombuffer(mm, dtype=torch.uint8, count=nbytes, offset=start + offset)
-    return raw.view(dtype).reshape(shape)
+    try:
+        if nbytes == 0:
+            return torch.empty(shape, dtype=dtype), (start + offset, start + offset)
+        raw = torch.frombuffer(mm, dtype=torch.uint8, count=nbytes, offset=start + offset)
+        return raw.view(dtype).reshape(shape), (start + offset, start + offset + nbytes)
+    except (RuntimeError, ValueError, OverflowError) as e:  # e.g. a misaligned offset, a shape past torch's limits
+        raise TensorFileError(f"bad tensor entry {str(m)[:200]}: {str(e)[:200]}") from e

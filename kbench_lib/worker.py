@@ -37,7 +37,19 @@ _clone = torch.Tensor.clone
 _OOM = torch.OutOfMemoryError
 _mem_get_info = torch.cuda.mem_get_info
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
-_write_tensors = tensorfile.write
+_write_file = tensorfile.write
+_OUT_FD: list[int] = []  # the job's out folder, opened before the candidate is imported (run mode)
+
+
+def _write_tensors(path: str, tree) -> None:
+    """A result file, written relative to the ``out`` folder opened before the candidate existed:
+    a candidate that swaps ``out`` for a symlink does not redirect the harness's writes."""
+    if _OUT_FD:
+        _write_file(os.path.basename(path), tree, dir_fd=_OUT_FD[0])
+    else:
+        _write_file(path, tree)
+
+
 _exit = os._exit
 _monotonic = timing._monotonic  # the clock bound before any candidate code runs
 _write = os.write
@@ -284,6 +296,15 @@ def run(mode: str, jobdir: str) -> int:
     loaded = _draw_cases(job, device) if mode == "run" else []
     if mode == "run":
         chan.send(event="inputs", cases=[{"inputs": c["fingerprints"], "state": c["state_sums"]} for c in loaded])
+    outdir = os.path.join(jobdir, "out")
+    _OUT_FD.clear()
+    if mode == "run":
+        os.makedirs(outdir, exist_ok=True)
+        try:
+            _OUT_FD.append(os.open(outdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC))
+        except OSError as e:  # replaced by the candidate's import during the build (a symlink)
+            chan.send(event="failure", failure="crash", message=f"the job's out folder is not a folder: {e.strerror}")
+            return 0
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
@@ -310,8 +331,6 @@ def run(mode: str, jobdir: str) -> int:
         chan.send(event="failure", failure="load_error", message="candidate defines no class ModelNew(nn.Module)")
         return 0
 
-    outdir = os.path.join(jobdir, "out")
-    os.makedirs(outdir, exist_ok=True)
     models: dict = {}
 
     def make_model(case):

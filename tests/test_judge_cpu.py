@@ -159,3 +159,167 @@ def test_a_compile_error_is_remembered_not_compiled_again(scale_add_relu, fixtur
     assert first.failure == again.failure == "compile_error" and not again.compiled
     assert again.build_cached and not first.build_cached
     assert again.message == first.message and "error" in again.message and again.build_log == first.build_log
+
+
+@pytest.mark.parametrize("how", ["rename", "remove"])
+def test_a_candidate_that_swaps_out_for_a_symlink_fails_and_writes_nothing_there(scale_add_relu, fast_cpu_opts, tmp_path, how):
+    """The candidate's import replaces the job's ``out`` folder with a symlink to a folder of its
+    choosing: no result file may land there (the judge's and the harness's files are made relative
+    to the folder opened before the candidate ran) and the verdict is a failure, not an exception."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from kbench_lib.candidates import Candidate
+
+    # /dev/shm: writable inside the sandbox (its mounts are read-only elsewhere), and not removed with the job
+    shm = os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
+    target = Path(tempfile.mkdtemp(prefix="kbench-test-elsewhere-", dir="/dev/shm" if shm else str(tmp_path)))
+    move = "os.rename(out, out + '_moved')" if how == "rename" else "os.rmdir(out)"
+    source = (
+        "import os\nimport torch\n"
+        f"out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\nif os.path.isdir(out):\n    {move}\nos.symlink({str(target)!r}, out)\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, scale):\n        super().__init__()\n        self.scale = scale\n"
+        "    def forward(self, a, b):\n        return torch.relu(a * self.scale + b)\n"
+    )
+    try:
+        v = judge(scale_add_relu, Candidate(source, "torch"), fast_cpu_opts)
+        assert list(target.iterdir()) == []
+        assert not v.correct and v.failure in ("crash", "runtime_error"), (v.failure, v.message)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch):
+    """The judge's preallocation threads (CUDA runs) create files in the folder it opened, never
+    through a symlink put in its place; files left in a folder moved out of the job are removed."""
+    import os
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib import judge as judge_mod, tensorfile
+
+    monkeypatch.setattr(judge_mod, "PREALLOCATE_MIN", 0)
+    wd, target = tmp_path / "job", tmp_path / "elsewhere"
+    wd.mkdir()
+    target.mkdir()
+    out = judge_mod._OutDir(wd)
+    os.rename(wd / "out", tmp_path / "moved")
+    os.symlink(target, wd / "out")
+    case = SimpleNamespace(expected=[torch.ones(1000)], expected_input_grads=[], expected_param_grads={})
+    prep = SimpleNamespace(device="cuda", cases=[case, case], timed=[False, False], timing_groups=[])
+    allocating = judge_mod._preallocate_outputs(out, prep, judge_mod.JudgeOptions(timing=False))
+    for t in allocating._threads:
+        t.join()  # every file made (stop() would skip what is left)
+    assert list(target.iterdir()) == []
+    assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == ["case_0.kbt", "case_1.kbt"]
+    with pytest.raises(tensorfile.TensorFileError, match="replaced"):
+        out.read("case_0.kbt")
+    out.close(allocating.names)
+    assert list((tmp_path / "moved").iterdir()) == [] and list(target.iterdir()) == []
+
+
+def _forged_verdict():
+    from kbench_lib.judge import Verdict
+
+    return Verdict(problem="p", level="level1", backend="cpp", device="cpu", device_name="cpu", precision="fp32")
+
+
+def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
+    """profile_kernels and the other profile fields come from the candidate's process: malformed
+    entries are dropped and flagged, and the verdict's record still converts to the records' schema."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from kbench_lib import judge as judge_mod, records
+    from kbench_lib.candidates import Candidate
+
+    prof = {"ops": {"aten::mm": 1 << 40, "aten::add": "x", 3: 1}, "n_kernels": 1 << 40, "custom_kernel_share": "half",
+            "top_kernels": [["k", 0.5], [1, 2]],
+            "kernels": [{"name": 3, "op": None, "count": 1, "device_us": 1.0}, {"name": "big", "op": None, "count": 1 << 40, "device_us": 2.0},
+                        {"name": "ok", "op": "aten::mm", "count": 2, "device_us": float("nan")}, "not a row",
+                        {"name": "fine", "op": None, "count": 2, "device_us": 3.0}]}
+    res = SimpleNamespace(messages=[{"event": "profile", "profile": prof}])
+    prep = SimpleNamespace(timed=[False, True], reference_profile=lambda: {"ops": {"aten::mm": 1}, "kernels": [], "n_kernels": None})
+    v = _forged_verdict()
+    judge_mod._check_profile(v, res, prep, Candidate("x", "cpp"), judge_mod.JudgeOptions(device="cpu"))
+    assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
+    assert v.profile_kernels == [{"name": "big", "op": None, "count": judge_mod.INT32_MAX, "device_us": 2.0},
+                                 {"name": "fine", "op": None, "count": 2, "device_us": 3.0}]
+    assert v.profile_ops == {"aten::mm": judge_mod.INT32_MAX} and v.n_kernels == judge_mod.INT32_MAX
+    assert v.custom_kernel_share is None and v.top_kernels == [["k", 0.5]]
+    pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
+    for forged in ({"profile": "no"}, {"profile": {"kernels": {"name": 3}, "ops": [1], "top_kernels": 7}}):
+        v = _forged_verdict()
+        judge_mod._check_profile(v, SimpleNamespace(messages=[{"event": "profile", **forged}]), prep, Candidate("x", "cpp"),
+                                 judge_mod.JudgeOptions(device="cpu"))
+        assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
+        pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
+
+
+def test_forged_stage_and_failure_messages_end_as_failures():
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    res = SimpleNamespace(messages=[{"event": "stage", "stage": "variant_timing"}], timed_out=False, signal_name=None, returncode=1, log="")
+    v = judge_mod._died(_forged_verdict(), res, "run", 10)
+    assert v.failure == "crash" and "variant_timing" in v.message
+    res = SimpleNamespace(messages=[{"event": "failure", "flags": "abc", "message": 5}], timed_out=False, signal_name=None, returncode=0, log="")
+    v = _forged_verdict()
+    assert judge_mod._run_failed(v, res, SimpleNamespace(cases=[]), judge_mod.JudgeOptions(device="cpu"))
+    assert v.failure == "crash" and v.flags == []
+
+
+@pytest.mark.parametrize("median", [None, "fast", 0, -1.0, float("nan"), float("inf"), True])
+def test_a_forged_median_is_a_crash(median):
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    stats = {"median_ms": median, "n_trials": 10}
+    res = SimpleNamespace(messages=[{"event": "timing", "timing": stats},
+                                    {"event": "variant_timing", "config": "v", "timing": stats},
+                                    {"event": "variant_timing", "config": ["unhashable"], "timing": stats}], log="")
+    v = _forged_verdict()
+    assert not judge_mod._check_timed_outputs(v, res, SimpleNamespace(timing_groups=[("d", [0], [])]), None, judge_mod.JudgeOptions())
+    assert v.failure == "crash" and "median_ms" in v.message
+    v = _forged_verdict()
+    assert not judge_mod._time_variants(v, res, SimpleNamespace(timed_variants=[("v", [1], [])]), None, judge_mod.JudgeOptions())
+    assert v.failure == "crash" and "median_ms" in v.message
+
+
+@pytest.mark.parametrize("keys", [["-1", "0"], ["x", "0"], ["0", "2"], ["0"], ["0", "1", "2"]])
+def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
+    """Sample keys are the candidate's process's: a negative or non-numeric index, a set of another
+    timing group, or a set left out is a forged record (a crash), never a pass or an exception."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib import judge as judge_mod, tensorfile
+
+    out = judge_mod._OutDir(tmp_path)
+    good = [torch.ones(3)]
+    tensorfile.write(str(tmp_path / "out" / "timing.kbt"),
+                     {"samples": {k: good for k in keys}, "inputs_after": {"0": [], "1": []}})
+    case = SimpleNamespace(expected=good, inputs=[])
+    other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
+    prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4)
+    v = _forged_verdict()
+    res = SimpleNamespace(log="")
+    try:
+        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+        assert v.failure == "crash" and "timed sets" in v.message, v.message
+        # the same record with exactly the group's sets passes
+        tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [], "1": []}})
+        v = _forged_verdict()
+        assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), ""), v.message
+        tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": []}})
+        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+    finally:
+        out.close()

@@ -118,3 +118,88 @@ def test_forked_worker_is_killed_at_its_time_limit(tmp_path, monkeypatch):
     wd2 = _worker_job(tmp_path / "b", "not json")
     again = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd2], workdir=wd2, timeout_s=120)
     assert not again.timed_out and again.returncode == 1  # the server still serves the next one
+
+
+def _forge(path, metas, tree, data: bytes) -> None:
+    """A tensor file with a hand-made header (what a candidate's process can write)."""
+    import json
+
+    header = json.dumps({"tree": tree, "tensors": metas}).encode()
+    start = (4 + 8 + len(header) + 63) // 64 * 64
+    raw = b"KBT1" + struct.pack("<Q", len(header)) + header
+    open(path, "wb").write(raw + b"\0" * (start - len(raw)) + data)
+
+
+def test_a_header_aliasing_one_region_many_times_is_refused(tmp_path):
+    """20,000 entries over one 1 MB region: a 1 MB file that a device copy would make 20 GB of."""
+    path = str(tmp_path / "x.kbt")
+    n = 20000
+    metas = [{"dtype": "torch.float32", "shape": [1 << 18], "offset": 0, "nbytes": 1 << 20}] * n
+    _forge(path, metas, {"outputs": [{"__tensor__": i} for i in range(n)]}, b"\0" * (1 << 20))
+    with pytest.raises(tensorfile.TensorFileError, match="overlap"):
+        tensorfile.read(path)
+    # partial overlap too; adjacent and empty tensors are fine
+    metas = [{"dtype": "torch.float32", "shape": [4], "offset": 0, "nbytes": 16},
+             {"dtype": "torch.float32", "shape": [4], "offset": 8, "nbytes": 16}]
+    _forge(path, metas, [{"__tensor__": 0}, {"__tensor__": 1}], b"\0" * 64)
+    with pytest.raises(tensorfile.TensorFileError, match="overlap"):
+        tensorfile.read(path)
+    metas = [{"dtype": "torch.float32", "shape": [4], "offset": 0, "nbytes": 16},
+             {"dtype": "torch.float32", "shape": [0], "offset": 0, "nbytes": 0},
+             {"dtype": "torch.float32", "shape": [4], "offset": 16, "nbytes": 16}]
+    _forge(path, metas, [{"__tensor__": i} for i in range(3)], b"\0" * 64)
+    assert [t.numel() for t in tensorfile.read(path)] == [4, 0, 4]
+
+
+@pytest.mark.parametrize("damage", ["infinite_dim", "deep_tree"])
+def test_odd_headers_are_errors_not_exceptions(tmp_path, damage):
+    path = str(tmp_path / "x.kbt")
+    if damage == "infinite_dim":
+        header = b'{"tree": [{"__tensor__": 0}], "tensors": [{"dtype": "torch.float32", "shape": [Infinity], "offset": 0, "nbytes": 4}]}'
+        raw = b"KBT1" + struct.pack("<Q", len(header)) + header
+        open(path, "wb").write(raw + b"\0" * 256)
+    elif damage == "deep_tree":
+        header = b'{"tree": ' + b"[" * 100000 + b"]" * 100000 + b', "tensors": []}'
+        open(path, "wb").write(b"KBT1" + struct.pack("<Q", len(header)) + header)
+    with pytest.raises(tensorfile.TensorFileError):
+        tensorfile.read(path)
+
+
+def test_a_failed_device_copy_is_a_tensor_file_error(tmp_path, monkeypatch):
+    path = str(tmp_path / "x.kbt")
+    tensorfile.write(path, {"outputs": [torch.ones(1000)]})
+
+    def no_memory(self, *a, **k):
+        raise torch.OutOfMemoryError("CUDA out of memory (a test)")
+
+    monkeypatch.setattr(torch.Tensor, "to", no_memory)
+    with pytest.raises(tensorfile.TensorFileError, match="copy to cuda"):
+        tensorfile.read(path, device="cuda")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
+def test_only_a_regular_file_is_read(tmp_path, kind):
+    """A FIFO planted at a result path would block the judge's open forever; a symlink could point
+    anywhere: both are errors, at once."""
+    real = str(tmp_path / "real.kbt")
+    tensorfile.write(real, {"outputs": [torch.ones(3)]})
+    path = str(tmp_path / "x.kbt")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink":
+        os.symlink(real, path)
+    else:
+        os.mkdir(path)
+    with pytest.raises(tensorfile.TensorFileError):
+        tensorfile.read(path)
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(tensorfile.TensorFileError):
+            tensorfile.read("x.kbt", dir_fd=fd)
+        assert torch.equal(tensorfile.read("real.kbt", dir_fd=fd)["outputs"][0], torch.ones(3))
+        if kind != "folder":
+            assert not tensorfile.preallocate("x.kbt", 1 << 20, dir_fd=fd)  # never through a symlink or into a FIFO
+    finally:
+        os.close(fd)
+    if kind == "symlink":
+        assert os.path.getsize(real) < 1 << 20
