@@ -298,6 +298,18 @@ class _Laps:
         self.mark = now
 
 
+VARIANT_TIMING_ALLOWANCE_S = 15.0  # per timed variant beyond its timing budget: its warm-up and sampled outputs
+
+
+def run_limit_s(prep: PreparedProblem, opts: JudgeOptions) -> float:
+    """The run's time limit: ``run_timeout_s``, plus, with ``time_variants``, each timed variant's
+    timing budget and an allowance, so that an honest candidate on a problem with many variants is
+    not cut off while its variants are timed."""
+    if not opts.timing:
+        return opts.run_timeout_s
+    return opts.run_timeout_s + len(prep.timed_variants) * (opts.timing_budget_s + VARIANT_TIMING_ALLOWANCE_S)
+
+
 def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir) -> Verdict:
     lap = _Laps(v)
     if opts.guards:  # static: what the source says (flags only; what ran is checked at run time)
@@ -326,7 +338,7 @@ def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: V
         v.compiled = True
         lap("build")
         # run: correctness on every case, then timing, in one fresh isolated process
-        res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", str(wd)], workdir=str(wd), timeout_s=opts.run_timeout_s,
+        res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", str(wd)], workdir=str(wd), timeout_s=run_limit_s(prep, opts),
                                    env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
                                    cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
         _stage_times(v, lap.mark, res, time.monotonic())
@@ -441,7 +453,7 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
         _fail(v, failure, str(fail.get("message", ""))[-8000:], res.log)
         return True
     if res.timed_out or not done or res.returncode != 0:
-        _died(v, res, "run", opts.run_timeout_s)
+        _died(v, res, "run", run_limit_s(prep, opts))
         return True
     if drawn is None:
         _fail(v, "crash", "the worker reported no fingerprints of the inputs it drew", res.log)
@@ -745,7 +757,8 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
         if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}"):
             return False
         base = prep.variant_baseline(name, opts).median_ms
-        v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"]}
+        v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],
+                                   "sol_ms": prep.variant_sol_ms(name)}
     return True
 
 

@@ -33,3 +33,16 @@ def test_policy_disables_a_check():
     assert static_flags(src, "cpp")
     assert static_flags(src, "cpp", Policy(disabled={"suspect_import"})) == []
     assert static_flags(src, "cpp", Policy(static=False)) == []
+
+
+def test_a_variant_timed_below_its_own_roofline_bound_is_flagged():
+    """--time-variants: each variant's time is held against that variant's speed of light."""
+    from types import SimpleNamespace
+
+    from kbench_lib.guards import runtime_flags
+
+    timings = {"v0": {"runtime_ms": 0.5, "sol_ms": 0.4}, "v1": {"runtime_ms": 0.1, "sol_ms": 0.4}, "v2": {"runtime_ms": 0.1, "sol_ms": None}}
+    v = SimpleNamespace(runtime_ms=2.0, sol_ms=1.0, variant_timings=timings)
+    flags = runtime_flags(v, None)
+    assert len(flags) == 1 and flags[0].startswith("faster_than_light") and "variant v1" in flags[0]
+    assert runtime_flags(SimpleNamespace(runtime_ms=2.0, sol_ms=1.0, variant_timings={}), None) == []
