@@ -101,7 +101,7 @@ class Explorer:
         self.count = w.HTML()
         self.panes = {k: w.HTML() for k in ("verdict", "timings", "fusion", "profile", "sources", "diff")}
         tabs = w.Tab(children=[self.panes["sources"], self.panes["diff"], self.panes["profile"]])
-        for i, title in enumerate(("Reference | candidate", "Diff", "Profile")):
+        for i, title in enumerate(("Side by side", "Diff", "Profile")):
             tabs.set_title(i, title)
         self._busy = False
         for dd in (*self.filters.values(), *self.choices.values()):
