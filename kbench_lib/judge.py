@@ -610,15 +610,17 @@ class _OutDir:
             return False
         return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self._ident
 
-    def read(self, name: str, device: str | None = None):
-        """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there."""
+    def read(self, name: str, device: str | None = None, max_bytes: int | None = None):
+        """A worker's tensor file; with a CUDA ``device``, its tensors copied straight there.
+        ``max_bytes``: what an honest file of this name could hold (a larger one is refused
+        before anything is copied to the judge's GPU)."""
         if self.fd < 0:
             raise tensorfile.TensorFileError("the job's out folder is closed")
         if not self.intact():
             raise tensorfile.TensorFileError("the job's out folder was replaced during the run (a symlink or another folder)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
-            return tensorfile.read(name, device=device, dir_fd=self.fd)
+            return tensorfile.read(name, device=device, dir_fd=self.fd, max_bytes=max_bytes)
 
     def close(self, names=()) -> None:
         """Closes the folder; where it no longer sits at ``out`` (moved away by the candidate, so
@@ -637,6 +639,16 @@ class _OutDir:
             self.fd = -1
 
 
+RESULT_SLACK = 64 << 20  # bytes beyond twice the expected tensors: fingerprints, a wrong shape or two
+
+
+def _result_cap(*expected) -> int:
+    """The most tensor bytes a result file may hold: twice what the reference produced, and some.
+    More is no honest answer (a wrong shape that large fails on its shape anyway); refused as a
+    forged file, it never reaches the judge's GPU."""
+    return 2 * nbytes(list(expected)) + RESULT_SLACK
+
+
 def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool:
     """Correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
@@ -645,7 +657,7 @@ def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool
         if prep.timed[i]:
             continue
         try:
-            got = out.read(f"case_{i}.kbt", cmp_dev)
+            got = out.read(f"case_{i}.kbt", cmp_dev, _result_cap(case.expected, case.expected_input_grads, case.expected_param_grads))
         except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
             _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
             return False
@@ -709,7 +721,7 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
     of another group's, is a forged record). ``where``: " on <variant>"."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     try:
-        tdata = out.read(name, cmp_dev)
+        tdata = out.read(name, cmp_dev, _result_cap([prep.cases[i].expected for i in timed]))
     except (tensorfile.TensorFileError, OSError) as e:
         _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
         return False

@@ -165,16 +165,25 @@ def test_odd_headers_are_errors_not_exceptions(tmp_path, damage):
         tensorfile.read(path)
 
 
-def test_a_failed_device_copy_is_a_tensor_file_error(tmp_path, monkeypatch):
+def test_a_file_larger_than_its_cap_is_refused_before_any_device_copy(tmp_path, monkeypatch):
+    """A forged result file larger than an honest one is refused before the judge's GPU sees it; a
+    device copy that fails all the same is the judge's own trouble (a full GPU, a broken context):
+    it is not turned into a verdict on the candidate's file."""
     path = str(tmp_path / "x.kbt")
     tensorfile.write(path, {"outputs": [torch.ones(1000)]})
+    copies = []
 
     def no_memory(self, *a, **k):
+        copies.append(1)
         raise torch.OutOfMemoryError("CUDA out of memory (a test)")
 
     monkeypatch.setattr(torch.Tensor, "to", no_memory)
-    with pytest.raises(tensorfile.TensorFileError, match="copy to cuda"):
-        tensorfile.read(path, device="cuda")
+    with pytest.raises(tensorfile.TensorFileError, match="more than the 3999"):
+        tensorfile.read(path, device="cuda", max_bytes=3999)
+    assert not copies
+    with pytest.raises(torch.OutOfMemoryError):
+        tensorfile.read(path, device="cuda", max_bytes=4000)
+    assert copies
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
