@@ -303,11 +303,14 @@ VARIANT_TIMING_ALLOWANCE_S = 15.0  # per timed variant beyond its timing budget:
 
 def run_limit_s(prep: PreparedProblem, opts: JudgeOptions) -> float:
     """The run's time limit: ``run_timeout_s``, plus, with ``time_variants``, each timed variant's
-    timing budget and an allowance, so that an honest candidate on a problem with many variants is
+    timing budget for every run it may take (re-measurements included) and an allowance, so that an honest candidate on a problem with many variants is
     not cut off while its variants are timed."""
     if not opts.timing:
         return opts.run_timeout_s
-    return opts.run_timeout_s + len(prep.timed_variants) * (opts.timing_budget_s + VARIANT_TIMING_ALLOWANCE_S)
+    from .timing import MAX_REMEASURE  # a drifting run is measured again, each time within the budget
+
+    per_variant = (1 + MAX_REMEASURE) * opts.timing_budget_s + VARIANT_TIMING_ALLOWANCE_S
+    return opts.run_timeout_s + len(prep.timed_variants) * per_variant
 
 
 def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir) -> Verdict:

@@ -331,6 +331,8 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     first run and skip its work in the re-measured one."""
     remeasured = 0
     first = None
+    # every timed set is called in every run: the re-check expects a sample of each
+    min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
     while True:
         samples: list[float] = []
         unjoined = 0
@@ -374,7 +376,8 @@ def time_cuda(
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
     ``after_call(index, set_index, output)`` is called outside the timed window (used to keep a
-    sample of timed outputs for re-checking; first run only). Warm-up runs on ``warmup_sets`` when
+    sample of timed outputs for re-checking; every run, ``index`` from 0 again in a run measured
+    anew). Warm-up runs on ``warmup_sets`` when
     given, so the first timed call on each input set is the first call that sees its data.
     ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
     (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).

@@ -36,6 +36,9 @@ _to = torch.Tensor.to
 _clone = torch.Tensor.clone
 _OOM = torch.OutOfMemoryError
 _mem_get_info = torch.cuda.mem_get_info
+_memory_reserved = torch.cuda.memory_reserved
+_memory_allocated = torch.cuda.memory_allocated
+_empty_cache = torch.cuda.empty_cache
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
 _write_file = tensorfile.write
 _OUT_FD: list[int] = []  # the job's out folder, opened before the candidate is imported (run mode)
@@ -171,11 +174,14 @@ def _snapshot(outs):
     which the timing phase flags on their own.
 
     Samples must not take memory the candidate needs: where the clones would leave less than
-    ``SAMPLE_HEADROOM`` of the device's memory free (or run out), the copy goes to the CPU."""
+    ``SAMPLE_HEADROOM`` of the device's memory free (or run out), the copy goes to the CPU. Blocks
+    the caching allocator holds unused count as free (this process reuses them): counted as used,
+    the clones of a re-measured run or of an earlier timed variant pushed samples to the CPU."""
     devices = {o.device for o in outs if o.is_cuda}
     try:
         for d in devices:
             free, total = _mem_get_info(d)
+            free += _memory_reserved(d) - _memory_allocated(d)  # cached blocks are this process's to reuse
             need = sum(o.untyped_storage().nbytes() for o in outs if o.device == d)
             if free - need < SAMPLE_HEADROOM * total:
                 return _to_cpu(outs)
@@ -299,8 +305,8 @@ def run(mode: str, jobdir: str) -> int:
     outdir = os.path.join(jobdir, "out")
     _OUT_FD.clear()
     if mode == "run":
-        os.makedirs(outdir, exist_ok=True)
         try:
+            os.makedirs(outdir, exist_ok=True)  # a file or dangling link planted at import raises here
             _OUT_FD.append(os.open(outdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC))
         except OSError as e:  # replaced by the candidate's import during the build (a symlink)
             chan.send(event="failure", failure="crash", message=f"the job's out folder is not a folder: {e.strerror}")
@@ -444,6 +450,8 @@ def run(mode: str, jobdir: str) -> int:
                 chan.send(event="stage", stage="timing" if k == 0 else "variant_timing", config=config)
                 found = _time(job, loaded, timed, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
                 flags.extend(f if k == 0 else f"{f} [{config}]" for f in found)
+                if k and device.type == "cuda":  # a variant's sets and samples leave the cache before the default is timed
+                    _empty_cache()
                 check_settings("during timing" if k == 0 else f"during the timing of {config}")
         except _LoadError as e:
             chan.send(event="failure", failure="load_error", message=str(e))

@@ -323,3 +323,18 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
         assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
     finally:
         out.close()
+
+
+def test_a_file_planted_at_out_during_the_build_is_the_candidates_crash(scale_add_relu, fast_cpu_opts, fixtures):
+    """A compiled candidate's import runs at build time too: one that puts a plain file where the
+    job's ``out`` folder was fails with its own verdict, never as an error of the judge."""
+    from kbench_lib.candidates import Candidate
+
+    swap = ("import os, shutil\n"
+            "_out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\n"
+            "if os.path.isdir(_out) and not os.path.islink(_out):\n"
+            "    shutil.rmtree(_out)\n"
+            "    open(_out, 'w').write('not a folder')\n")
+    source = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text() + "\n" + swap
+    v = judge(scale_add_relu, Candidate(source, "cpp"), fast_cpu_opts)
+    assert not v.correct and v.failure == "crash", (v.failure, v.message)

@@ -76,6 +76,13 @@ def test_outputs_of_the_reported_run_are_the_ones_handed_for_re_checking():
     assert seen[-1][1] == calls[0]  # the last call of the reported run was handed over
 
 
+def test_every_timed_set_is_called_even_with_fewer_trials_than_sets():
+    seen = set()
+    timing.time_cpu(lambda x: x, [[1], [2], [3], [4], [5]], warmup_ms=0, min_trials=2, max_trials=3,
+                    after_call=lambda k, i, out: seen.add(i))
+    assert seen == {0, 1, 2, 3, 4}
+
+
 def test_cpu_timing_does_not_remeasure_unless_asked():
     calls = [0]
 
@@ -320,4 +327,9 @@ def test_timed_output_samples_leave_the_candidate_its_memory(monkeypatch):
     monkeypatch.setattr(worker, "_detach", lambda t: t)
     assert worker._snapshot([FakeCuda()]) == ["on the cpu"]  # 40 GiB free - 30 < 20 GiB headroom
     monkeypatch.setattr(worker, "_mem_get_info", lambda d: (60 << 30, 80 << 30))
+    assert worker._snapshot([FakeCuda()]) == ["on the device"]
+    # blocks the caching allocator holds unused are the process's to reuse: 40 GiB free + 20 cached
+    monkeypatch.setattr(worker, "_mem_get_info", lambda d: (40 << 30, 80 << 30))
+    monkeypatch.setattr(worker, "_memory_reserved", lambda d: 25 << 30)
+    monkeypatch.setattr(worker, "_memory_allocated", lambda d: 5 << 30)
     assert worker._snapshot([FakeCuda()]) == ["on the device"]
