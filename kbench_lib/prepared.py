@@ -226,9 +226,26 @@ class PreparedProblem:
             self._variant_sol[config] = sol
         return self._variant_sol[config]
 
-    def held_bytes(self) -> int:
-        """Bytes of the expected outputs and gradients held (on the device or in host memory)."""
-        return sum(nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads) for c in self.cases)
+    def held_bytes(self) -> dict:
+        """Bytes this problem holds, {"device": ..., "host": ...}: expected outputs and gradients
+        where they are kept, and the reference model's parameters and buffers once built."""
+        held = {"device": 0, "host": 0}
+
+        def add(obj):
+            if isinstance(obj, torch.Tensor):
+                held["device" if obj.is_cuda else "host"] += obj.numel() * obj.element_size()
+            elif isinstance(obj, (list, tuple)):
+                for o in obj:
+                    add(o)
+            elif isinstance(obj, dict):
+                for o in obj.values():
+                    add(o)
+
+        for c in self.cases:
+            add([c.expected, c.expected_input_grads, c.expected_param_grads])
+        if isinstance(self._model, torch.nn.Module):
+            add([*self._model.parameters(), *self._model.buffers()])
+        return held
 
     def release(self) -> None:
         """Frees what this problem holds on the device (the next problem's turn)."""

@@ -186,12 +186,17 @@ class _PreparedReferences:
     """The prepared reference sides of one judging thread's problems. A language model's answers
     for several problems interleave, so each is held until its problem's last sample is judged
     (:meth:`release`): preparing it again would draw fresh seeds and time the eager baseline anew,
-    so that one problem's samples were set against different baselines. Only past ``keep``
-    problems, or past ``budget`` bytes of expected outputs, is the least recently used let go."""
+    so that one problem's samples were set against different baselines. The least recently used is
+    let go past ``keep`` problems, past this thread's share of host memory (a quarter of the
+    machine's or its cgroup's, split between the judging threads), or, on a GPU, past the share of
+    device memory one problem's expected outputs may take (``prepared.DEVICE_SHARE``): held
+    references must not take the memory the candidates need."""
 
-    def __init__(self, device: str, opts: JudgeOptions, keep: int = 16, budget: int | None = None):
+    def __init__(self, device: str, opts: JudgeOptions, keep: int = 16, budget: int | None = None, lanes: int = 1,
+                 device_budget: int | None = None):
         self.device, self.opts, self.keep = device, opts, keep
-        self.budget = budget if budget is not None else _host_memory() // 4
+        self.budget = budget if budget is not None else _host_memory() // 4 // max(1, lanes)
+        self.device_budget = device_budget if device_budget is not None else _device_budget(device)
         self._held: OrderedDict = OrderedDict()
         self.prepared = 0  # references prepared (a problem prepared again after eviction counts twice)
 
@@ -201,12 +206,15 @@ class _PreparedReferences:
             return self._held[problem.key]
         self._held[problem.key] = prepared = _prepare(problem, self.device, self.opts)
         self.prepared += 1
-        while len(self._held) > 1 and (len(self._held) > self.keep or self._bytes() > self.budget):
+        while len(self._held) > 1 and self._over():
             _release(self._held.popitem(last=False)[1])
         return prepared
 
-    def _bytes(self) -> int:
-        return sum(p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes"))
+    def _over(self) -> bool:
+        if len(self._held) > self.keep:
+            return True
+        held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
+        return sum(h["host"] for h in held) > self.budget or sum(h["device"] for h in held) > self.device_budget
 
     def release(self, key: str) -> None:
         if key in self._held:
@@ -218,10 +226,27 @@ class _PreparedReferences:
 
 
 def _host_memory() -> int:
+    """This machine's memory, or its cgroup's limit where that is lower (a container's)."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return 16 << 30
+        total = 16 << 30
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
+
+
+def _device_budget(device: str) -> int:
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        return 1 << 62
+    from .prepared import DEVICE_SHARE
+
+    return int(DEVICE_SHARE * torch.cuda.get_device_properties(torch.device(device)).total_memory)
 
 
 def _release(prepared) -> None:
@@ -287,7 +312,7 @@ class _Batch:
     def work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
-        prepared = _PreparedReferences(device, self.opts)
+        prepared = _PreparedReferences(device, self.opts, lanes=len(self.devices))
         try:
             while (a := self.lanes.get(lane)) is not None:
                 try:

@@ -76,7 +76,7 @@ class _Prepared:
         self.key, self.size, self.released = key, size, False
 
     def held_bytes(self):
-        return self.size
+        return {"host": self.size, "device": 0}
 
     def release(self):
         self.released = True
@@ -103,3 +103,28 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
     small = runner._PreparedReferences("cpu", None, budget=25)  # room for two of 10 bytes
     held = [small.get(p) for p in problems[:3]]
     assert held[0].released and not held[1].released and not held[2].released
+    # the host budget is split between the judging threads of a batch
+    assert runner._PreparedReferences("cpu", None, lanes=4).budget == runner._host_memory() // 16
+    assert runner._host_memory() > 0
+
+
+def test_prepared_references_on_a_gpu_keep_to_the_device_budget(monkeypatch):
+    from kbench_lib import runner
+
+    class OnDevice(_Prepared):
+        def held_bytes(self):
+            return {"host": 0, "device": self.size}
+
+    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: OnDevice(p.key, 10))
+    refs = runner._PreparedReferences("cuda:0", None, budget=10**9, device_budget=25)
+    held = [refs.get(_P(f"p{i}")) for i in range(3)]
+    assert held[0].released and not held[1].released and not held[2].released
+
+
+def test_a_prepared_problem_counts_what_it_holds(scale_add_relu):
+    from kbench_lib.judge import JudgeOptions, prepare_problem
+    from kbench_lib.tensors import nbytes
+
+    prep = prepare_problem(scale_add_relu, JudgeOptions(device="cpu", timing=False, seed=5), "cpu")
+    held = prep.held_bytes()
+    assert held["device"] == 0 and held["host"] == sum(nbytes(c.expected) for c in prep.cases) > 0
