@@ -526,6 +526,8 @@ def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
     if not isinstance(raw, dict):
         bad.append("ops")
         raw = {}
+    if len(raw) > 1000:  # distinct ATen op names: no forward of this benchmark runs that many
+        bad.append("ops")
     for name, c in list(raw.items())[:1000]:
         k = _count(c)
         if isinstance(name, str) and k is not None:

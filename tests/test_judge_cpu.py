@@ -253,7 +253,8 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
     assert v.profile_ops == {"aten::mm": judge_mod.INT32_MAX} and v.n_kernels == judge_mod.INT32_MAX
     assert v.custom_kernel_share is None and v.top_kernels == [["k", 0.5]]
     pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
-    for forged in ({"profile": "no"}, {"profile": {"kernels": {"name": 3}, "ops": [1], "top_kernels": 7}}):
+    padded = {"ops": {f"aten::op{i}": 1 for i in range(1001)}}  # real ops pushed past what is read
+    for forged in ({"profile": "no"}, {"profile": {"kernels": {"name": 3}, "ops": [1], "top_kernels": 7}}, {"profile": padded}):
         v = _forged_verdict()
         judge_mod._check_profile(v, SimpleNamespace(messages=[{"event": "profile", **forged}]), prep, Candidate("x", "cpp"),
                                  judge_mod.JudgeOptions(device="cpu"))
