@@ -395,8 +395,13 @@ class _Preallocation:
         self._todo = sorted(files, key=lambda f: -f[1])
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._run, name="kbench-preallocate", daemon=True) for _ in range(threads)]
-        for t in self._threads:
-            t.start()
+        try:
+            for t in self._threads:
+                t.start()
+        except BaseException:  # no thread may outlive the folder handle it writes through
+            self._threads = [t for t in self._threads if t.ident is not None]
+            self.stop()
+            raise
 
     def _run(self) -> None:
         while not self._stopped.is_set():
