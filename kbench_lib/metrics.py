@@ -4,6 +4,12 @@ Only trusted results count as speedups: a row is trusted when it is correct and 
 (THREATS.md). fast_p is KernelBench's: the share of tasks whose result is correct (here: trusted)
 and faster than ``p`` times the baseline; every attempted task is in the denominator.
 
+What one task's result is (:func:`attempts`): each sample of ``single`` is an attempt; a ``refine``
+chain is one attempt, its best turn; an ``evolve`` search of a problem is one attempt, its best
+proposal. Each problem weighs the same: a statistic is the mean over problems of the mean over that
+problem's attempts (with one attempt per problem, KernelBench's fast_p exactly; with k samples, the
+expected fast_p of one sample per problem), so a problem sampled more often does not count more.
+
 Only kernel timings count as speedups: :func:`timing_kind` says where a row's times come from, and
 only ``gpu`` rows (a CUDA device, the benchmark's full-size configuration) enter fast_p for p > 0,
 geometric means and speedup figures. A Triton kernel on a machine without a GPU runs through
@@ -76,36 +82,77 @@ def trusted(df: pd.DataFrame) -> pd.Series:
 
 
 def correctness_rate(df: pd.DataFrame) -> float:
-    return float(df["correct"].fillna(False).astype(bool).mean()) if len(df) else math.nan
+    """Share of tasks whose attempt is correct (flagged or not), problems weighed alike."""
+    if not len(df):
+        return math.nan
+    df = attempts(df)
+    return _per_problem_mean(df["correct"].fillna(False).astype(bool), df)
 
 
 def trusted_rate(df: pd.DataFrame) -> float:
-    return float(trusted(df).mean()) if len(df) else math.nan
+    return fast_p(df, 0.0)
+
+
+def attempt_keys(df: pd.DataFrame) -> pd.Series:
+    """Per row, the attempt it belongs to (module docstring): run, model, strategy, problem, and the
+    sample (a ``refine`` chain's index) except for ``evolve`` searches, which are one attempt."""
+    cols = [c for c in ("run_id", "model", "strategy", "problem") if c in df]
+    key = df[cols].astype(str).agg("\x1f".join, axis=1) if cols else pd.Series("", index=df.index)
+    if "sample" not in df:
+        return key
+    evolve = df["strategy"].astype(str).str.startswith("evolve") if "strategy" in df else pd.Series(False, index=df.index)
+    return key + np.where(evolve, "", "\x1f" + df["sample"].astype(str))
+
+
+def attempts(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
+    """One row per attempt: its best row (trusted first, then the fastest kernel speedup)."""
+    if not len(df) or "problem" not in df:
+        return df
+    keys = attempt_keys(df)
+    if not keys.duplicated().any():
+        return df
+    d = df.assign(_k=keys, _t=trusted(df), _s=kernel_speedup(df, against).fillna(-1.0))
+    d = d.sort_values(["_t", "_s"], ascending=False, kind="stable").drop_duplicates("_k")
+    return d.drop(columns=["_k", "_t", "_s"]).sort_index()
+
+
+def _per_problem_mean(values: pd.Series, df: pd.DataFrame) -> float:
+    """Mean over problems of the mean of ``values`` (NaN left out) over each problem's rows."""
+    v = values.astype(float)
+    if "problem" not in df:
+        return float(v.mean())
+    per = v.groupby(df["problem"].to_numpy()).mean().dropna()
+    return float(per.mean()) if len(per) else math.nan
 
 
 def fast_p(df: pd.DataFrame, p: float, against: str = "eager") -> float:
-    """Share of rows that are trusted and have a kernel speedup > p; every row is in the denominator.
+    """Share of tasks whose attempt is trusted and has a kernel speedup > p (module docstring:
+    attempts, problems weighed alike); every attempted task is in the denominator.
 
     p <= 0: the trusted share, whatever the timing (KernelBench's fast_0 is correctness). p > 0:
     NaN when no row is a kernel timing (a run on a machine without a GPU measures no kernel)."""
     if not len(df):
         return math.nan
+    df = attempts(df, against)
     if p <= 0:
-        return float(trusted(df).mean())
+        return _per_problem_mean(trusted(df), df)
     if not kernel_timed(df).any():
         return math.nan
     speed = kernel_speedup(df, against)
     hit = trusted(df) & speed.notna() & (speed > p)
-    return float(hit.mean())
+    return _per_problem_mean(hit, df)
 
 
 def geomean_speedup(df: pd.DataFrame, against: str = "eager") -> float:
-    """Geometric mean of kernel speedups over trusted rows, computed in log space."""
-    speed = kernel_speedup(df, against)[trusted(df)]
-    speed = speed[speed.notna() & (speed > 0)]
-    if not len(speed):
+    """Geometric mean of kernel speedups over trusted attempts, computed in log space: each
+    problem's mean log speedup, averaged over the problems that have one."""
+    df = attempts(df, against)
+    speed = kernel_speedup(df, against)
+    good = trusted(df) & speed.notna() & (speed > 0)
+    if not good.any():
         return math.nan
-    return float(np.exp(np.log(speed.to_numpy()).mean()))
+    logs = np.log(speed.where(good))
+    return float(np.exp(_per_problem_mean(logs, df)))
 
 
 def best_per_problem(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
@@ -116,8 +163,9 @@ def best_per_problem(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) -> pd.DataFrame:
-    """The fast_p table: counts, where the timings come from (:func:`timing_kind` of the timed rows),
-    correctness, flags, fast_p against eager and compile, geo-means (NaN without kernel timings)."""
+    """The fast_p table: counts (``n`` rows, ``problems``), where the timings come from
+    (:func:`timing_kind` of the timed rows), correctness, flags, fast_p against eager and compile,
+    geo-means (NaN without kernel timings); rates per attempt, problems weighed alike."""
     rows = []
     if not len(df):
         return pd.DataFrame()
@@ -125,9 +173,11 @@ def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) ->
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key))
         row["n"] = len(g)
+        row["problems"] = g["problem"].nunique() if "problem" in g else len(g)
         row["timing"] = ", ".join(sorted(set(timing_kind(g)[g["speedup_eager"].notna()])))
         row["correct"] = correctness_rate(g)
-        row["flagged"] = float((g["correct"].fillna(False).astype(bool) & ~trusted(g)).mean())
+        a = attempts(g)
+        row["flagged"] = _per_problem_mean(a["correct"].fillna(False).astype(bool) & ~trusted(a), a)
         for p in ps:
             row[f"fast_{p:g}"] = fast_p(g, p, "eager")
         if kernel_speedup(g, "compile").notna().any():

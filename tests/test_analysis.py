@@ -279,3 +279,20 @@ def test_strategy_records_feed_the_scaling_analyses():
     assert list(scaling.with_verifier(df)["verifier"]) == [True, False, True, None]
     with pytest.raises(NoData):
         scaling.refinement_curve(df)
+
+
+def test_each_problem_weighs_the_same_and_a_task_is_its_attempt():
+    """Problem a sampled four times and b once count alike; a refine chain is its best turn and an
+    evolve search its best proposal; strategies of one model are never averaged together."""
+    uneven = frame([ok("level1/a", 2.0, sample=i) for i in range(4)] + [bad("level1/b", "crash")])
+    h = results.headline(uneven, n_boot=50)
+    assert h["fast_1"][0] == pytest.approx(0.5) and h["correct"][0] == pytest.approx(0.5)  # rows would say 0.8
+    chain = frame([bad("level1/a", "crash", turn=0, strategy="refine"), ok("level1/a", 3.0, turn=1, strategy="refine"),
+                   ok("level1/b", 1.5, turn=0, strategy="refine")])
+    assert results.headline(chain, n_boot=50)["fast_0"][0] == pytest.approx(1.0)
+    assert results.headline(chain, n_boot=50)["geomean_eager"][0] == pytest.approx(math.sqrt(3.0 * 1.5))
+    search = frame([ok("level1/a", s, sample=i % 2, turn=i // 2, strategy="evolve") for i, s in enumerate([1.0, 1.2, 2.0, 0.5])])
+    assert results.headline(search, n_boot=50)["geomean_eager"][0] == pytest.approx(2.0)
+    mixed = frame([ok("level1/a", 2.0, strategy="single"), bad("level1/a", "crash", strategy="refine", run_id="r2")])
+    t = results.results_table(mixed, by=("model", "level"), n_boot=20)
+    assert sorted(t["model"]) == ["m [refine]", "m [single]"] and sorted(t["fast_0"]) == [0.0, 1.0]

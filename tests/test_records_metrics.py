@@ -127,3 +127,12 @@ def test_baseline_summary_per_level():
     assert s.loc["level1", "median_eager_over_cudagraph"] == 1.0
     assert s.loc["level1", "median_eager_over_sol"] == 3.0  # 4, 2, 3
     assert s.loc["robust", "cudagraph_ok"] == 0 and math.isnan(s.loc["robust", "median_eager_over_cudagraph"])
+
+
+def test_fast_p_weighs_problems_alike_over_their_attempts():
+    rows = [_row("a", s_eager=2.0) for _ in range(4)] + [_row("b", correct=False)]
+    df = pd.DataFrame(rows).assign(sample=[0, 1, 2, 3, 0])
+    assert metrics.fast_p(df, 1.0) == 0.5 and metrics.fast_p(df, 0.0) == 0.5  # per row: 0.8
+    assert metrics.correctness_rate(df) == 0.5 and metrics.geomean_speedup(df) == pytest.approx(2.0)
+    chain = pd.DataFrame([_row("a", correct=False), _row("a", s_eager=3.0)]).assign(strategy="refine", sample=0, turn=[0, 1])
+    assert len(metrics.attempts(chain)) == 1 and metrics.fast_p(chain, 2.0) == 1.0

@@ -1,12 +1,15 @@
 """The papers' headline numbers per group (model, level, ...), with bootstrap confidence intervals
 over problems.
 
-Every number is a ratio of sums over rows, so each problem is reduced once to its sums
-(:func:`problem_sums`) and a bootstrap resample of problems is a weighted sum (problems drawn with
-replacement, each keeping all its rows: candidates of one problem are not independent). The rules
-are :mod:`kbench_lib.metrics`'s: trusted = correct and unflagged; fast_p over every row; speedups
-and speed-of-light fractions only from kernel timings (``metrics.kernel_timed``), so a CPU run has
-correctness and fast_0 but NaN (not measured) for the rest.
+The rules are :mod:`kbench_lib.metrics`'s: trusted = correct and unflagged; a task's result is its
+attempt (a sample, a refine chain's best turn, an evolve search's best proposal:
+``metrics.attempts``); every statistic is the mean over problems of the mean over that problem's
+attempts, so each problem weighs the same however often it was sampled; speedups and
+speed-of-light fractions only from kernel timings (``metrics.kernel_timed``), so a CPU run has
+correctness and fast_0 but NaN (not measured) for the rest. Each problem is reduced once to its
+rates (:func:`problem_rates`) and a bootstrap resample of problems is a weighted mean of them
+(problems drawn with replacement, each with all its attempts: candidates of one problem are not
+independent). Groups never mix strategies, precisions or sizes (:func:`distinguish`).
 """
 from __future__ import annotations
 
@@ -19,62 +22,78 @@ PS = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0, 3.0)  # the table's thresholds
 CURVE_PS = tuple(np.round(np.linspace(0.0, 3.0, 61), 3))  # the curve's
 N_BOOT = 1000
 LEVEL = 0.95
+SPLIT = ("strategy", "precision", "small")  # never averaged together within one model
+
+
+def distinguish(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the model named apart wherever one model's rows mix strategies, precisions or
+    sizes (``tune [evolve+verify]``, ``m [bf16]``, ``m [SMALL]``): a group never averages them."""
+    if "model" not in df or not len(df):
+        return df
+    label = df["model"].astype(str)
+    for col in SPLIT:
+        if col not in df:
+            continue
+        vals = df[col].astype("string").fillna("")
+        mixed = vals.groupby(df["model"].astype(str).to_numpy()).transform("nunique") > 1
+        shown = vals.map(lambda v: "SMALL" if v == "True" else ("full" if v == "False" else v)) if col == "small" else vals
+        label = label.where(~mixed.to_numpy(), label + " [" + shown + "]")
+    return df.assign(model=label) if not label.equals(df["model"].astype(str)) else df
 
 
 def _row_values(df: pd.DataFrame, ps) -> pd.DataFrame:
-    """Per row: the numerators and denominators every statistic sums."""
+    """Per attempt: the values every statistic averages (NaN where a row has none)."""
     ok = metrics.trusted(df).to_numpy()
     timed = metrics.kernel_timed(df).to_numpy()
-    out = {"problem": df["problem"].to_numpy(), "n": np.ones(len(df)), "correct": df["correct"].fillna(False).astype(bool).to_numpy(),
-           "trusted": ok, "timed": timed}
+    out = {"problem": df["problem"].to_numpy(), "correct": df["correct"].fillna(False).astype(bool).to_numpy().astype(float),
+           "fast_0": ok.astype(float), "timed": timed.astype(float)}
     eager = metrics.kernel_speedup(df, "eager").to_numpy()
     for p in ps:
-        out[f"hit_{p:g}"] = ok if p <= 0 else ok & np.nan_to_num(eager, nan=-1.0).__gt__(p)
+        if p > 0:
+            out[f"fast_{p:g}"] = (ok & np.nan_to_num(eager, nan=-1.0).__gt__(p)).astype(float)
     for against in ("eager", "compile"):
         s = metrics.kernel_speedup(df, against).to_numpy()
         good = ok & np.isfinite(s) & (s > 0)
-        out[f"logsum_{against}"] = np.where(good, np.log(np.where(good, s, 1.0)), 0.0)
-        out[f"logn_{against}"] = good
+        out[f"geomean_{against}"] = np.where(good, np.log(np.where(good, s, 1.0)), np.nan)  # mean logs, exp at the end
     sol = (df["sol_ms"].astype(float) / df["runtime_ms"].astype(float)).to_numpy()
     good = ok & timed & np.isfinite(sol) & (sol > 0)
-    out["sol_sum"] = np.where(good, sol, 0.0)
-    out["sol_n"] = good
+    out["sol_fraction"] = np.where(good, sol, np.nan)
     return pd.DataFrame(out)
 
 
-def problem_sums(df: pd.DataFrame, ps=PS) -> pd.DataFrame:
-    """One row per problem: the sums of :func:`_row_values` (numbers, not booleans)."""
-    return _row_values(df, ps).groupby("problem", sort=True).sum(numeric_only=False).astype(float)
+def problem_rates(df: pd.DataFrame, ps=PS) -> pd.DataFrame:
+    """One row per problem: the mean over its attempts of each value (NaN where it has none)."""
+    return _row_values(metrics.attempts(df), ps).groupby("problem", sort=True).mean()
 
 
-def _stats(sums: np.ndarray, cols: list[str], ps, any_timed: bool) -> dict:
-    """Statistics from (weighted) column sums; ``sums`` is (..., columns)."""
-    c = {name: sums[..., i] for i, name in enumerate(cols)}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = {"correct": c["correct"] / c["n"], "fast_0": c["trusted"] / c["n"]}
-        for p in ps:
-            if p > 0:
-                out[f"fast_{p:g}"] = c[f"hit_{p:g}"] / c["n"] if any_timed else np.full_like(c["n"], np.nan)
-        for against in ("eager", "compile"):
-            out[f"geomean_{against}"] = np.where(c[f"logn_{against}"] > 0, np.exp(c[f"logsum_{against}"] / c[f"logn_{against}"]), np.nan)
-        out["sol_fraction"] = np.where(c["sol_n"] > 0, c["sol_sum"] / c["sol_n"], np.nan)
+def _stats(weights: np.ndarray, rates: pd.DataFrame, ps, any_timed: bool) -> dict:
+    """Each statistic as the ``weights``-weighted mean over problems of their rates (problems
+    without a value left out); ``weights`` is (problems,) or (resamples, problems)."""
+    out = {}
+    for name in ["correct", "fast_0", *[f"fast_{p:g}" for p in ps if p > 0], "geomean_eager", "geomean_compile", "sol_fraction"]:
+        v = rates[name].to_numpy()
+        have = np.isfinite(v)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (weights @ np.where(have, v, 0.0)) / (weights @ have.astype(float))
+        if name.startswith("fast_") and name != "fast_0" and not any_timed:
+            mean = np.full_like(mean, np.nan)
+        out[name] = np.exp(mean) if name.startswith("geomean_") else mean
     return out
 
 
 def headline(df: pd.DataFrame, ps=PS, n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0) -> dict:
     """The statistics of one group of rows with percentile bootstrap intervals over problems:
     {name: (value, low, high)} for correct, fast_p for each p, geomean_eager, geomean_compile,
-    sol_fraction (mean of sol_ms / runtime over trusted kernel-timed rows)."""
+    sol_fraction (mean of sol_ms / runtime over trusted kernel-timed attempts)."""
     if not len(df):
         return {}
-    sums = problem_sums(df, ps)
-    cols = list(sums.columns)
-    mat = sums.to_numpy()
-    timed = bool(sums["timed"].sum() > 0)
-    point = _stats(mat.sum(axis=0), cols, ps, timed)
+    rates = problem_rates(df, ps)
+    n = len(rates)
+    timed = bool(rates["timed"].sum() > 0)
+    point = _stats(np.ones(n), rates, ps, timed)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(len(mat), np.full(len(mat), 1.0 / len(mat)), size=n_boot).astype(float)
-    boot = _stats(weights @ mat, cols, ps, timed)
+    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
+    boot = _stats(weights, rates, ps, timed)
     alpha = (1.0 - level) / 2.0
     out = {}
     for name, value in point.items():
@@ -90,6 +109,7 @@ def results_table(df: pd.DataFrame, by=("model", "level"), ps=PS, n_boot: int = 
     rows = []
     if not len(df):
         return pd.DataFrame()
+    df = distinguish(df)
     for key, g in df.groupby(list(by), dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key))
@@ -106,6 +126,7 @@ def fast_p_curve(df: pd.DataFrame, by=("model", "level"), ps=CURVE_PS, against: 
     """fast_p against p in long form: one row per (group, p) with ``fast_p``, ``lo``, ``hi``; p = 0
     is the trusted share. Rows for p > 0 are NaN without kernel timings (not measured)."""
     rows = []
+    df = distinguish(df)
     for key, g in df.groupby(list(by), dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         d = g if against == "eager" else g.assign(speedup_eager=g["speedup_compile"])
