@@ -175,6 +175,10 @@ def cmd_run(a) -> int:
     run_id = a.run_id or new_run_id()
     try:
         if _searches(a):
+            if a.ray is not None:  # a search decides from each verdict in turn: it runs here, not on the cluster
+                print("kbench run: --ray runs plain batches; a search strategy (--strategy, --verify, --model tune) runs on this "
+                      "machine: leave out --ray", file=sys.stderr)
+                return 2
             try:
                 rows = _run_strategy(a, problems, run_id, backends)
             except ValueError as e:  # a combination run_strategy refuses before it starts (a problem's own errors are its records)

@@ -249,6 +249,15 @@ def _device_budget(device: str) -> int:
     return int(DEVICE_SHARE * torch.cuda.get_device_properties(torch.device(device)).total_memory)
 
 
+def judged_columns(problem: Problem, sample) -> dict:
+    """What a record holds beside the verdict (the same locally and on Ray): the sample's
+    generation metadata, the problem's path and the candidate's source (the explorer shows them)."""
+    judged = {**(sample.meta if sample is not None else {}), "problem_path": str(problem.path)}
+    if sample is not None and sample.candidate is not None:
+        judged["candidate_source"] = sample.candidate.source[:MAX_SOURCE_CHARS]
+    return judged
+
+
 def _release(prepared) -> None:
     if prepared is not None and not isinstance(prepared, str):
         prepared.release()
@@ -340,11 +349,8 @@ class _Batch:
             prepared.release(problem.key)
 
     def record(self, problem: Problem, sample, v: Verdict) -> None:
-        judged = {"problem_path": str(problem.path)}
-        if sample is not None and sample.candidate is not None:
-            judged["candidate_source"] = sample.candidate.source[:MAX_SOURCE_CHARS]
         row = row_from_verdict(v, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=sample.index if sample else 0,
-                               tags=problem.tags, extra={**(sample.meta if sample else {}), **judged})
+                               tags=problem.tags, extra=judged_columns(problem, sample))
         with self.lock:
             self.writer.append(row)
             self.rows.append(row)

@@ -25,7 +25,7 @@ CANDIDATES = {  # file under tests/fixtures -> sample tag
     "bad_candidates/raises.py": "raises",
     "bad_candidates/wrong_shape.py": "shape",
 }
-COMPARED = ["problem", "sample", "backend", "compiled", "correct", "failure"]
+COMPARED = ["problem", "sample", "backend", "compiled", "correct", "failure", "problem_path", "candidate_source"]
 OPTS = JudgeOptions(device="cpu", timing=False, run_timeout_s=60)  # verdicts, not CPU timings, are compared
 
 

@@ -342,3 +342,16 @@ def test_kbench_run_reports_a_refused_strategy_in_one_line(tmp_path, capsys):
                  "--runs-root", str(tmp_path / "runs"), "--cache-path", str(tmp_path / "c.sqlite"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "kbench run: " in err and "need a language model" in err and "Traceback" not in err
+
+
+def test_kbench_run_refuses_a_search_on_ray_in_one_line(tmp_path, capsys):
+    from kbench_lib.cli import main
+
+    problems = tmp_path / "problems" / "level2"
+    problems.mkdir(parents=True)
+    (problems / "2_Gemm_BiasAdd_ReLU_Square.py").write_text((REPO / "problems/level2/2_Gemm_BiasAdd_ReLU_Square.py").read_text())
+    code = main(["run", str(tmp_path / "problems"), "--model", "tune", "--strategy", "evolve", "--ray", "auto", "--device", "cpu",
+                 "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--ray runs plain batches" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,15 +59,19 @@ def node_id() -> str | None:
 class JudgeActor:
     """A judging process (see the module docstring)."""
 
-    def __init__(self, opts: JudgeOptions, kind: str, keep_prepared: int = 2):
+    def __init__(self, opts: JudgeOptions, kind: str, keep_prepared: int = 16):
         self.opts = opts
         self.device = local_device(kind)
         if self.device.startswith("cuda"):
             import torch
 
             torch.cuda.set_device(0)
-        self.keep = max(1, keep_prepared)
-        self._prepared: OrderedDict = OrderedDict()
+        from ..runner import _PreparedReferences
+
+        # each problem's reference held while its samples come (up to keep_prepared problems, and
+        # the memory budgets of the local runner): prepared again, it would draw fresh seeds and
+        # time the eager baseline anew halfway through a problem's samples
+        self._prepared = _PreparedReferences(self.device, opts, keep=max(1, keep_prepared))
 
     def info(self) -> dict:
         """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
@@ -86,34 +89,15 @@ class JudgeActor:
         from .. import runner
 
         problem = local_problem(problem)
-        prepared = self._prepared_for(problem) if sample is not None and sample.candidate is not None else None
+        prepared = self._prepared.get(problem) if sample is not None and sample.candidate is not None else None
         return runner._judge_one(problem, sample, err, prepared, self.device, self.opts)
-
-    def _prepared_for(self, problem: Problem):
-        from .. import runner
-
-        key = (problem.key, problem.sha)
-        if key in self._prepared:
-            self._prepared.move_to_end(key)
-            return self._prepared[key]
-        while len(self._prepared) >= self.keep:
-            _, old = self._prepared.popitem(last=False)
-            _release(old)
-        self._prepared[key] = prepared = runner._prepare(problem, self.device, self.opts)
-        return prepared
 
     def close(self) -> None:
         """Releases the prepared references and stops this process's fork servers."""
         from ..sandbox import close_servers
 
-        while self._prepared:
-            _release(self._prepared.popitem()[1])
+        self._prepared.release_all()
         close_servers()
-
-
-def _release(prepared) -> None:
-    if prepared is not None and not isinstance(prepared, str):
-        prepared.release()
 
 
 def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:

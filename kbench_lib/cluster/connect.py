@@ -20,8 +20,10 @@ def connect(address: str | None):
         kwargs["address"] = address
     try:
         ray.init(**kwargs)
-    except ConnectionError as e:
-        raise ClusterError(f"cannot reach the Ray cluster at {address or 'RAY_ADDRESS'}: {e}") from e
+    except (ConnectionError, RuntimeError) as e:  # RuntimeError: no node of the cluster on this machine (use ray://)
+        hint = "" if not address or address.startswith("ray://") or address == "auto" else \
+            " (from a machine that is not a node of the cluster, use Ray Client: ray://HEAD:10001)"
+        raise ClusterError(f"cannot reach the Ray cluster at {address or 'RAY_ADDRESS'}: {e}{hint}") from e
     return ray, True
 
 

@@ -161,7 +161,7 @@ class Batch:
             self.event("judge_failed_to_start", judge=judge.index, error=str(e)[-2000:])
             if self.startup_failures < STARTUP_FAILURES:
                 self.start_judge()
-            elif not self.live():
+            elif not self.live() and not self.starting():
                 raise ClusterError(f"{self.startup_failures} judging actors in a row died before they were ready; the last: {e}") from e
             return
         judge.alive, self.startup_failures = True, 0
@@ -174,11 +174,19 @@ class Batch:
     def live(self) -> list[Judge]:
         return [j for j in self.judges if j.alive]
 
+    def starting(self) -> list[Judge]:
+        """Judges asked for and not ready yet (nor dead)."""
+        return [j for j in self.judges if not j.alive and not j.dead]
+
     def on_died(self, judge: Judge, error) -> None:
         """A judge's process or node is gone: its work goes back in line, a replacement is asked for."""
         if not judge.alive:
             return
         judge.alive, judge.dead = False, True
+        try:  # one only unreachable for a while would keep its GPU, and its replacement could never start
+            self.ray.kill(judge.handle, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
         running = list(judge.running.values())
         for ref in judge.running:
             self.refs.pop(ref, None)
@@ -242,7 +250,8 @@ class Batch:
     def feed(self) -> None:
         """Gives every live judge work and sends it what it can start."""
         for judge in self.live():
-            for job in self.queue.refill(judge.share, [j.share for j in self.live() if j is not judge]):
+            others = [j.share for j in self.live() if j is not judge] if not judge.running else []  # only an idle judge takes work
+            for job in self.queue.refill(judge.share, others):
                 self.build_ready(judge, job)  # builds start as soon as the work is given
             for job in list(judge.share):
                 if len(judge.running) >= DEPTH:
@@ -261,8 +270,18 @@ class Batch:
         except self.ray.exceptions.RayActorError as e:
             self.on_died(judge, e)  # the job is still among those it was running when the death is counted
             return
-        except self.ray.exceptions.RayError as e:  # the call itself failed (not the candidate): recorded, not retried
+        except self.ray.exceptions.RayTaskError as e:  # the judge's own code raised: recorded, not retried
             verdict = self._driver_verdict(job, judge.info, "judge_error", f"the judging call failed: {str(e)[-3000:]}")
+        except self.ray.exceptions.RayError as e:  # the system's (a lost object, an RPC): judged again, up to MAX_DEATHS
+            del judge.running[ref]
+            job.deaths += 1
+            if job.deaths >= MAX_DEATHS:
+                self.record(job, self._driver_verdict(job, judge.info, "judge_error",
+                                                      f"the judging call failed {job.deaths} times (last: {str(e)[-2000:]})"), judge)
+            else:
+                self.queue.put_back([job])
+                self.event("requeued", key=list(job.key), error=str(e)[-500:])
+            return
         del judge.running[ref]
         self.record(job, verdict, judge)
 
@@ -270,9 +289,10 @@ class Batch:
         if job.key in self.done:  # never twice
             self.event("duplicate_dropped", key=list(job.key))
             return
-        s = job.sample
+        from ..runner import judged_columns
+
         row = row_from_verdict(verdict, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=job.key[2],
-                               tags=job.problem.tags, extra=s.meta if s is not None else None)
+                               tags=job.problem.tags, extra=judged_columns(job.problem, job.sample))
         self.writer.append(row)
         self.done.add(job.key)
         self.rows.append(row)
@@ -359,12 +379,17 @@ def run_batch_on_ray(problems, model: str = "reference", *, address: str | None 
 
     ray, connected_here = connect.connect(address)
     run_id = run_id or new_run_id()
-    batch = Batch(ray, problems, model, run_id=run_id, runs_root=runs_root or RUNS_ROOT, opts=opts or JudgeOptions(), strategy=strategy,
-                  backends=backends, progress=progress, gpus=gpus, judges=judges, generation=generation,
-                  recover_timeout_s=recover_timeout_s, events=events)
+    batch = None
     try:
+        batch = Batch(ray, problems, model, run_id=run_id, runs_root=runs_root or RUNS_ROOT, opts=opts or JudgeOptions(),
+                      strategy=strategy, backends=backends, progress=progress, gpus=gpus, judges=judges, generation=generation,
+                      recover_timeout_s=recover_timeout_s, events=events)
         return run_id, batch.run()
     finally:
-        batch.close()
+        try:
+            if batch is not None:
+                batch.close()
+        except Exception:  # noqa: BLE001 - never hides the batch's own error
+            pass
         if connected_here:
             ray.shutdown()
