@@ -177,6 +177,29 @@ def test_best_of_k_refinement_evolution_verifier():
     assert (acc["tp"], acc["fp"], acc["fn"], acc["tn"]) == (1, 1, 1, 0) and acc["accuracy"] == pytest.approx(1 / 3)
 
 
+def test_scaling_keeps_runs_and_devices_apart():
+    # run r1: samples 0 and 1 crash; run r2: sample 0 correct, sample 1 crash -> n = 4, c = 1 for the model
+    rows = [bad("level1/a", "crash", sample=0), bad("level1/a", "crash", sample=1),
+            ok("level1/a", 2.0, sample=0, run_id="r2"), bad("level1/a", "crash", sample=1, run_id="r2")]
+    bok = scaling.best_of_k(frame(rows))
+    assert bok["k"].tolist()[:2] == [1, 2]
+    assert bok["fast_p"].tolist()[:2] == [pytest.approx(0.25), pytest.approx(0.5)]
+    # two refine runs of one model: two trajectories each, not one merged trajectory
+    turns = frame([bad("level1/a", "crash", turn=0), ok("level1/a", 1.5, turn=1),
+                   bad("level1/a", "crash", turn=0, run_id="r2"), bad("level1/a", "crash", turn=1, run_id="r2")]).assign(strategy="refine")
+    ref = scaling.refinement_curve(turns)
+    assert ref["fast_p"].tolist() == [0.0, 0.5] and ref["trajectories"].tolist() == [2, 2]
+    # two evolve runs of one model: two searches of level1/a, one of them solved
+    evo = frame([bad("level1/a", "crash"), ok("level1/a", 2.0), bad("level1/a", "crash", run_id="r2"),
+                 bad("level1/a", "crash", run_id="r2")]).assign(generation=[0, 1, 0, 1])
+    assert scaling.evolution_progress(evo)["solved"].tolist() == [0.0, 0.5]
+    # one model on two devices: a curve each, never pooled
+    two = frame([ok("level1/a", 2.0, sample=0), bad("level1/a", "crash", sample=1),
+                 bad("level1/a", "crash", sample=0, device_name="GPU Y"), bad("level1/a", "crash", sample=1, device_name="GPU Y")])
+    bok = scaling.best_of_k(two)
+    assert {d: g["fast_p"].tolist() for d, g in bok.groupby("device_name")} == {"GPU X": [0.5, 1.0], "GPU Y": [0.0, 0.0]}
+
+
 def test_scaling_says_no_data():
     df = frame([ok("level1/a", 2.0)])
     for fn, words in ((scaling.best_of_k, "one sample per problem"), (scaling.refinement_curve, "first turn"),

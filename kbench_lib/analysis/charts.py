@@ -162,6 +162,11 @@ def lines(table: pd.DataFrame, x: str, y: str, title: str, line: str = "model", 
     """One line per ``line`` value of ``y`` against ``x`` (scaling curves)."""
     if not len(table):
         raise NoData(f"no data for {title.lower()}")
+    # a table of several devices or sizes (scaling curves group by them): one line per each too
+    apart = [c for c in ("device_name", "small") if c in table and table[c].nunique(dropna=False) > 1]
+    if apart:
+        table = table.assign(_line=table[[line, *apart]].astype(str).agg(" · ".join, axis=1))
+        line = "_line"
     colors = style.colors_for(table[line])
     with style.figure(style.COLUMN, 2.2) as (fig, axes):
         ax = axes[0][0]
