@@ -262,6 +262,31 @@ def test_profile_and_source_columns_round_trip_and_old_files_read_null(tmp_path)
     assert older["reference_ops"] is None and fusion.as_kernels(older["profile_kernels"]) is None
 
 
+def test_load_reads_a_committed_run_once_and_keeps_the_latest_local_row(tmp_path):
+    import datetime as dt
+    import subprocess
+
+    from kbench_lib.records import RecordWriter
+
+    results_dir = tmp_path / "results"  # a git checkout: the files git tracks are committed
+    runs = results_dir / "runs"
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def row(run_id, problem, correct, minutes):
+        return {**GPU, **(ok(problem, 2.0) if correct else bad(problem, "crash")), "run_id": run_id, "timestamp": t0 + dt.timedelta(minutes=minutes)}
+
+    RecordWriter(runs, "pub").append([row("pub", "level1/a", True, 0)])
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "add", "results/runs/pub"], cwd=tmp_path, check=True)  # published: tracked
+    RecordWriter(runs, "mine").append([row("mine", "level1/b", False, 1)])
+    RecordWriter(runs, "mine").append([row("mine", "level1/b", True, 2)])  # the same candidate judged again
+    df = data.load(runs, committed_root=results_dir)
+    local, comm = df[df["source"] == "local"], df[df["source"] == "committed"]
+    assert list(comm["run_id"]) == ["pub"]
+    assert "pub" not in set(local["run_id"])  # not a second time as a local run
+    assert list(local["problem"]) == ["level1/b"] and bool(local["correct"].iloc[0])  # the latest row only
+
+
 def test_committed_sources_are_found_and_checked_against_kernel_sha():
     df = data.load(local=False)
     from kbench_lib.analysis import sources
