@@ -97,7 +97,11 @@ def stacked_shares(counts: pd.DataFrame, title: str, df=None, colors: dict | Non
 
 def fusion_shares(table: pd.DataFrame, by: str = "model", df=None):
     """Per group, the share of the reference's operator calls its candidates took over into their own
-    kernels against those left in the library (from :func:`.fusion.fusion_table`)."""
+    kernels against those left in the library (from :func:`.fusion.fusion_table`), trusted candidates only."""
+    if "trusted" in table:
+        table = table[table["trusted"].astype(bool)]
+    if not len(table):
+        raise NoData("no data for fusion shares: no trusted candidate with a profile")
     t = table.assign(in_library_ops=table["reference_ops"] - table["replaced_ops"])
     counts = t.groupby(by)[["replaced_ops", "in_library_ops"]].sum()
     counts.columns = ["in own kernels", "left in the library"]

@@ -190,18 +190,25 @@ def verifier_accuracy(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
 
 def variant_speedups(df: pd.DataFrame) -> pd.DataFrame:
     """robust-kbench's generalisation figure: each trusted candidate's kernel speedup on every shape
-    variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column)."""
+    variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column) of
+    kernel-timed rows (:func:`kbench_lib.metrics.kernel_timed`): CPU and interpreter times are left
+    out, as are rows at SMALL size."""
     require(df, ["variant_speedups"], "per-variant speedups",
             "per-variant timings are recorded only by judgements with --time-variants "
             "(time_variants in notebook 01); without it the judge times the default configuration only")
     d = df[metrics.trusted(df) & df["variant_speedups"].notna()]
+    if not len(d):
+        raise NoData("no data for per-variant speedups: no trusted record holds one")
+    d = d.assign(_default=metrics.kernel_speedup(d, "eager"))[metrics.kernel_timed(d)]
     rows = []
     for r in d.to_dict("records"):
         items = r["variant_speedups"].items() if isinstance(r["variant_speedups"], dict) else r["variant_speedups"]
         for name, s in items:
-            rows.append({"model": r["model"], "problem": r["problem"], "variant": name, "speedup": s, "default_speedup": r.get("speedup_eager")})
+            rows.append({"model": r["model"], **({"device_name": r["device_name"]} if "device_name" in r else {}), "problem": r["problem"],
+                         "variant": name, "speedup": s, "default_speedup": r["_default"]})
     if not rows:
-        raise NoData("no data for per-variant speedups: no trusted record holds one")
+        raise NoData("no data for per-variant speedups: no trusted kernel-timed record holds one (CPU and interpreter times are no "
+                     "kernel speedups; a run without a GPU times no kernel)")
     return pd.DataFrame(rows)
 
 
