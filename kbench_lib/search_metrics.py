@@ -87,16 +87,17 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _score(df: pd.DataFrame, against: str) -> pd.Series:
-    """What the search maximises: the speedup of trusted rows (any clock: on the CPU the
-    interpreter's or the CPU's time, labelled by the caller), NaN otherwise."""
-    col = df[{"eager": "speedup_eager", "compile": "speedup_compile"}[against]].astype(float)
-    return col.where(trusted(df))
+    """The speedup a scaling curve reports: trusted rows' kernel speedups
+    (:func:`kbench_lib.metrics.kernel_speedup`), NaN otherwise. A CPU clock or Triton's interpreter
+    is no kernel speedup (a search on the CPU still ranks by its own clock; that is not reported)."""
+    return kernel_speedup(df, against).where(trusted(df))
 
 
 def scaling(df: pd.DataFrame, against: str = "eager", by=("model", "strategy")) -> pd.DataFrame:
     """Per (group, problem) and proposal: proposals made, candidates judged and judge seconds spent
-    so far, and the best trusted speedup found so far (NaN until one is found). ``kernel_timing``
-    says whether the speedups are GPU kernel timings (:func:`kbench_lib.metrics.timing_kind`)."""
+    so far, and the best trusted kernel speedup found so far (NaN until one is found; NaN throughout
+    without kernel timings: CPU and interpreter clocks are no speedups). ``kernel_timing`` says
+    whether the row's timings are GPU kernel timings (:func:`kbench_lib.metrics.timing_kind`)."""
     if not len(df):
         return pd.DataFrame(columns=[*by, "problem", "proposals", "judged", "gpu_s", "best_speedup", "found", "kernel_timing"])
     parts = []
@@ -117,9 +118,11 @@ def scaling(df: pd.DataFrame, against: str = "eager", by=("model", "strategy")) 
 def scaling_summary(curve: pd.DataFrame, p: float = 1.0, by=("model", "strategy")) -> pd.DataFrame:
     """Over problems, at each proposal count: the geometric mean of the best speedup so far
     (problems without a trusted result yet count as NaN and are left out), the share of problems
-    with a trusted result (fast_0) and with a best speedup over ``p`` (fast_p), both over every problem
+    with a trusted result (fast_0) and with a best kernel speedup over ``p`` (fast_p), both over every problem
     of the group, solved or not, mean candidates
-    judged and judge seconds. A problem whose search stopped early keeps its last values."""
+    judged and judge seconds. A problem whose search stopped early keeps its last values. Speedups
+    are kernel timings only (:func:`scaling`): a group without any has NaN fast_p and geomean
+    (not measured), not a CPU or interpreter clock's ratio."""
     if not len(curve):
         return pd.DataFrame()
     rows = []
@@ -127,6 +130,7 @@ def scaling_summary(curve: pd.DataFrame, p: float = 1.0, by=("model", "strategy"
         wide = g.pivot_table(index="proposals", columns="problem", values=["best_speedup", "found", "judged", "gpu_s"], aggfunc="last",
                               dropna=False)  # keep a problem never solved (best_speedup all NaN): it counts in fast_p
         wide = wide.ffill()
+        timed = bool(g["kernel_timing"].astype(bool).any()) if "kernel_timing" in g else bool(g["best_speedup"].notna().any())
         best = wide["best_speedup"]
         found = wide["found"].astype(float).fillna(0.0)
         logs = np.log(best.where(best > 0))
@@ -134,7 +138,7 @@ def scaling_summary(curve: pd.DataFrame, p: float = 1.0, by=("model", "strategy"
             "proposals": wide.index,
             "geomean_best_speedup": np.exp(logs.mean(axis=1, skipna=True)).to_numpy(),
             "fast_0": found.mean(axis=1).to_numpy(),
-            f"fast_{p:g}": (best > p).astype(float).mean(axis=1).to_numpy(),
+            f"fast_{p:g}": (best > p).astype(float).mean(axis=1).to_numpy() if timed else np.nan,
             "judged": wide["judged"].mean(axis=1).to_numpy(),
             "gpu_s": wide["gpu_s"].sum(axis=1).to_numpy(),
         })

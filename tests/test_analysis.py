@@ -135,6 +135,49 @@ def test_fusion_decisions_against_torch_compile():
     assert dist[dist["how"] == "kernel name"]["ops"].tolist() == [2]
 
 
+def test_fusion_distributions_count_trusted_candidates_and_compiles_latest_trusted_row():
+    import datetime as dt
+
+    from kbench_lib.analysis import charts
+
+    ref = [("aten::mm", 1), ("aten::add", 1), ("aten::relu", 1)]
+    prof = dict(reference_ops=ref, profile_kernels=KERNELS, n_kernels=2)
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    comp = dict(model="torch-compile", **prof)
+    df = frame([
+        {**ok("level2/g", 1.2), **prof, "profile_ops": [("aten::mm", 1)]},
+        {**bad("level2/g", "output_mismatch", sample=1), **prof, "profile_ops": []},  # wrong: took everything over
+        {**ok("level2/g", 1.3, sample=2), **prof, "profile_ops": [], "flags": ["library_passthrough: x"]},  # flagged
+        {**ok("level2/g", 1.1), **comp, "profile_ops": [("aten::mm", 1), ("aten::relu", 1)], "timestamp": t0 + dt.timedelta(hours=2)},
+        {**ok("level2/g", 1.0), **comp, "profile_ops": [("aten::mm", 1)], "timestamp": t0 + dt.timedelta(hours=1)},  # older, read later
+        {**bad("level2/g", "output_mismatch"), **comp, "profile_ops": [], "timestamp": t0 + dt.timedelta(hours=3)},  # newest, untrusted
+        {**ok("level2/h", 2.0), "reference_ops": ref, "profile_ops": [("aten::mm", 1), ("aten::add", 1), ("aten::relu", 1)],
+         "profile_kernels": []},  # a profile with no kernel
+    ])
+    t = fusion.fusion_table(df)
+    assert len(t) == 7 and t["trusted"].tolist() == [True, False, False, True, True, False, True]  # every candidate, marked
+    assert t["outcome"].tolist()[:3] == ["trusted", "output_mismatch", "flagged"]
+    assert t["own_kernels"].iloc[-1] == 0 and t["library_kernels"].iloc[-1] == 0  # empty kernel list: 0 kernels, not unknown
+    vs = fusion.against_compile(t).set_index("sample").loc[0]
+    assert vs[vs["problem"] == "level2/g"]["compile_replaced"].iloc[0] == "add"  # the 2 h row: latest trusted, not last read
+    dist = fusion.ops_per_kernel(df)
+    cand = dist[dist["how"] == "replaced ops / own launches"]
+    assert cand["ops"].tolist() == [2]  # only the trusted candidate (the wrong and the flagged one took 3 each)
+    assert dist[dist["how"] == "kernel name"]["ops"].tolist() == [2, 2]  # the two trusted compile rows
+    fig = charts.fusion_shares(t, df=df)  # shares from trusted rows only
+    assert fig is not None
+    with pytest.raises(data.NoData, match="trusted"):
+        charts.fusion_shares(t[~t["trusted"]])
+
+
+def test_failure_stages_of_strategies_and_malformed_profiles():
+    df = frame([bad("level1/a", "verifier_rejected"), bad("level1/b", "strategy_error"),
+                {**ok("level1/c", 2.0), "flags": ["profile_malformed: malformed fields in the run's profile (kernels)"]}])
+    tax = failures.taxonomy(df)
+    assert tax["stage"].tolist() == ["verifier", "strategy", "flagged"]
+    assert tax["threats"].iloc[2] == ["#14-15 patched judge, harness tampering"]
+
+
 def test_inductor_kernel_names():
     assert fusion.inductor_kernel_ops("triton_per_fused__softmax_div_0", ["aten::_softmax"]) == ["_softmax", "div"]
     assert fusion.inductor_kernel_ops("triton_red_fused_native_layer_norm_1", ["aten::native_layer_norm"]) == ["native_layer_norm"]
@@ -175,6 +218,29 @@ def test_best_of_k_refinement_evolution_verifier():
     ver = frame([ok("level1/a", 2.0), bad("level1/b", "crash"), ok("level1/c", 2.0)]).assign(verifier=["accept", "accept", "reject"])
     acc = scaling.verifier_accuracy(ver).iloc[0]
     assert (acc["tp"], acc["fp"], acc["fn"], acc["tn"]) == (1, 1, 1, 0) and acc["accuracy"] == pytest.approx(1 / 3)
+
+
+def test_scaling_keeps_runs_and_devices_apart():
+    # run r1: samples 0 and 1 crash; run r2: sample 0 correct, sample 1 crash -> n = 4, c = 1 for the model
+    rows = [bad("level1/a", "crash", sample=0), bad("level1/a", "crash", sample=1),
+            ok("level1/a", 2.0, sample=0, run_id="r2"), bad("level1/a", "crash", sample=1, run_id="r2")]
+    bok = scaling.best_of_k(frame(rows))
+    assert bok["k"].tolist()[:2] == [1, 2]
+    assert bok["fast_p"].tolist()[:2] == [pytest.approx(0.25), pytest.approx(0.5)]
+    # two refine runs of one model: two trajectories each, not one merged trajectory
+    turns = frame([bad("level1/a", "crash", turn=0), ok("level1/a", 1.5, turn=1),
+                   bad("level1/a", "crash", turn=0, run_id="r2"), bad("level1/a", "crash", turn=1, run_id="r2")]).assign(strategy="refine")
+    ref = scaling.refinement_curve(turns)
+    assert ref["fast_p"].tolist() == [0.0, 0.5] and ref["trajectories"].tolist() == [2, 2]
+    # two evolve runs of one model: two searches of level1/a, one of them solved
+    evo = frame([bad("level1/a", "crash"), ok("level1/a", 2.0), bad("level1/a", "crash", run_id="r2"),
+                 bad("level1/a", "crash", run_id="r2")]).assign(generation=[0, 1, 0, 1])
+    assert scaling.evolution_progress(evo)["solved"].tolist() == [0.0, 0.5]
+    # one model on two devices: a curve each, never pooled
+    two = frame([ok("level1/a", 2.0, sample=0), bad("level1/a", "crash", sample=1),
+                 bad("level1/a", "crash", sample=0, device_name="GPU Y"), bad("level1/a", "crash", sample=1, device_name="GPU Y")])
+    bok = scaling.best_of_k(two)
+    assert {d: g["fast_p"].tolist() for d, g in bok.groupby("device_name")} == {"GPU X": [0.5, 1.0], "GPU Y": [0.0, 0.0]}
 
 
 def test_scaling_says_no_data():
@@ -239,6 +305,31 @@ def test_profile_and_source_columns_round_trip_and_old_files_read_null(tmp_path)
     assert older["reference_ops"] is None and fusion.as_kernels(older["profile_kernels"]) is None
 
 
+def test_load_reads_a_committed_run_once_and_keeps_the_latest_local_row(tmp_path):
+    import datetime as dt
+    import subprocess
+
+    from kbench_lib.records import RecordWriter
+
+    results_dir = tmp_path / "results"  # a git checkout: the files git tracks are committed
+    runs = results_dir / "runs"
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def row(run_id, problem, correct, minutes):
+        return {**GPU, **(ok(problem, 2.0) if correct else bad(problem, "crash")), "run_id": run_id, "timestamp": t0 + dt.timedelta(minutes=minutes)}
+
+    RecordWriter(runs, "pub").append([row("pub", "level1/a", True, 0)])
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "add", "results/runs/pub"], cwd=tmp_path, check=True)  # published: tracked
+    RecordWriter(runs, "mine").append([row("mine", "level1/b", False, 1)])
+    RecordWriter(runs, "mine").append([row("mine", "level1/b", True, 2)])  # the same candidate judged again
+    df = data.load(runs, committed_root=results_dir)
+    local, comm = df[df["source"] == "local"], df[df["source"] == "committed"]
+    assert list(comm["run_id"]) == ["pub"]
+    assert "pub" not in set(local["run_id"])  # not a second time as a local run
+    assert list(local["problem"]) == ["level1/b"] and bool(local["correct"].iloc[0])  # the latest row only
+
+
 def test_committed_sources_are_found_and_checked_against_kernel_sha():
     df = data.load(local=False)
     from kbench_lib.analysis import sources
@@ -258,8 +349,14 @@ def test_variant_speedups_table_and_generalisation_figure(tmp_path):
     assert sorted(zip(t["variant"], t["speedup"])) == [("v0", 1.5), ("v1", 0.5)] and set(t["default_speedup"]) == {3.0}
     made = figures.scaling_figures(df, pd.DataFrame(), tmp_path)
     assert "variant_speedups_scatter" in made and all(p.exists() for p in made["variant_speedups_scatter"])
-    cpu = frame([ok("level1/a", 3.0, device="cpu", small=True, **over)])  # CPU times: a table, no kernel-speedup figure
-    assert "variant_speedups_scatter" not in figures.scaling_figures(cpu, pd.DataFrame(), tmp_path / "cpu")
+    cpu = frame([ok("level1/a", 3.0, device="cpu", small=True, **over)])  # CPU times: no kernel-speedup table or figure
+    made = figures.scaling_figures(cpu, pd.DataFrame(), tmp_path / "cpu")
+    assert "variant_speedups_scatter" not in made and "variant_speedups" not in made
+    with pytest.raises(data.NoData, match="kernel-timed"):
+        scaling.variant_speedups(cpu)
+    both = frame([ok("level1/a", 3.0, **over), ok("level1/d", 5.0, device="cpu", variant_speedups=[("v0", 7.0)])])
+    t = scaling.variant_speedups(both)  # the CPU row's times are left out of the table
+    assert set(t["problem"]) == {"level1/a"} and 7.0 not in set(t["speedup"])
 
 
 def test_strategy_records_feed_the_scaling_analyses():

@@ -215,6 +215,20 @@ def test_scaling_summary_counts_a_problem_never_solved():
     assert s["geomean_best_speedup"] == pytest.approx(2.0)  # documented: an unsolved problem is left out of the geomean
 
 
+def test_scaling_reports_no_speedup_from_cpu_or_interpreter_clocks():
+    cpu = _rows("a", [(True, 4.9, [])], device="cpu") + _rows("b", [(True, 4.9, [])], device="cpu")
+    for r in cpu[1:]:
+        r["backend"] = "triton"  # Triton's interpreter on the CPU
+    curve = sm.scaling(pd.DataFrame(cpu))
+    assert curve["best_speedup"].isna().all() and curve["found"].all()
+    s = sm.scaling_summary(curve, p=1.0).iloc[0]
+    assert s["fast_0"] == 1.0  # trusted, whatever the clock
+    assert math.isnan(s["fast_1"]) and math.isnan(s["geomean_best_speedup"])  # no kernel timing: not measured
+    mixed = _rows("a", [(True, 2.0, [])]) + _rows("b", [(True, 9.0, [])], device="cpu")
+    s = sm.scaling_summary(sm.scaling(pd.DataFrame(mixed)), p=1.0).iloc[0]
+    assert s["fast_1"] == 0.5 and s["geomean_best_speedup"] == pytest.approx(2.0)  # the CPU row's 9x is left out
+
+
 def _search_env(tmp_path, rows, judging=None):
     from kbench_lib.judge import JudgeOptions
     from kbench_lib.strategies.observations import ObservationStore

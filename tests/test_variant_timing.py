@@ -82,8 +82,13 @@ def test_correct_cpp_candidate_gets_per_variant_speedups_in_verdict_and_records(
     df = read_records(tmp_path, "r")
     assert dict(df["variant_speedups"].iloc[0]) == pytest.approx({n: t["speedup"] for n, t in v.variant_timings.items()})
     assert dict(df["variant_runtime_ms"].iloc[0]) == pytest.approx({n: t["runtime_ms"] for n, t in v.variant_timings.items()})
-    # CPU records count as trusted here (the analysis' trusted filter reads correct and flags)
-    table = scaling.variant_speedups(df)
+    # CPU times are no kernel speedups: the analysis leaves them out (the records keep them, above)
+    from kbench_lib.analysis.data import NoData
+
+    with pytest.raises(NoData, match="kernel-timed"):
+        scaling.variant_speedups(df)
+    gpu = df.assign(device="cuda")  # the same row as a kernel timing: every variant in the table
+    table = scaling.variant_speedups(gpu)
     assert sorted(table["variant"]) == VARIANTS and all(math.isfinite(s) and s > 0 for s in table["speedup"])
 
 

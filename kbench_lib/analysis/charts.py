@@ -97,7 +97,11 @@ def stacked_shares(counts: pd.DataFrame, title: str, df=None, colors: dict | Non
 
 def fusion_shares(table: pd.DataFrame, by: str = "model", df=None):
     """Per group, the share of the reference's operator calls its candidates took over into their own
-    kernels against those left in the library (from :func:`.fusion.fusion_table`)."""
+    kernels against those left in the library (from :func:`.fusion.fusion_table`), trusted candidates only."""
+    if "trusted" in table:
+        table = table[table["trusted"].astype(bool)]
+    if not len(table):
+        raise NoData("no data for fusion shares: no trusted candidate with a profile")
     t = table.assign(in_library_ops=table["reference_ops"] - table["replaced_ops"])
     counts = t.groupby(by)[["replaced_ops", "in_library_ops"]].sum()
     counts.columns = ["in own kernels", "left in the library"]
@@ -162,6 +166,11 @@ def lines(table: pd.DataFrame, x: str, y: str, title: str, line: str = "model", 
     """One line per ``line`` value of ``y`` against ``x`` (scaling curves)."""
     if not len(table):
         raise NoData(f"no data for {title.lower()}")
+    # a table of several devices or sizes (scaling curves group by them): one line per each too
+    apart = [c for c in ("device_name", "small") if c in table and table[c].nunique(dropna=False) > 1]
+    if apart:
+        table = table.assign(_line=table[[line, *apart]].astype(str).agg(" · ".join, axis=1))
+        line = "_line"
     colors = style.colors_for(table[line])
     with style.figure(style.COLUMN, 2.2) as (fig, axes):
         ax = axes[0][0]

@@ -21,14 +21,16 @@ from .. import metrics
 
 STAGE = {
     "no_code": "generation", "generation_error": "generation",
+    "verifier_rejected": "verifier",  # a soft verifier kept the candidate from the judge (kbench_lib.strategies)
     "compile_error": "build",
     "load_error": "load",
     "output_mismatch": "correctness", "shape_mismatch": "correctness", "dtype_mismatch": "correctness",
     "nonfinite": "correctness", "input_mutated": "correctness",
     "runtime_error": "run", "oom": "run", "timeout": "run", "crash": "run",
     "judge_error": "judge",
+    "strategy_error": "strategy",  # the search broke on this problem (kbench_lib.strategies.run)
 }
-STAGE_ORDER = ("generation", "build", "load", "run", "correctness", "judge", "flagged", "trusted")
+STAGE_ORDER = ("generation", "verifier", "build", "load", "run", "correctness", "judge", "strategy", "flagged", "trusted")
 # flag name -> THREATS.md class
 THREAT = {
     "no_custom_kernel": "#1-3 library passthrough, fallback, decoy",
@@ -52,6 +54,7 @@ THREAT = {
     "faster_than_light": "#20 impossible speed",
     "profile_failed": "judge could not check",
     "profile_missing": "judge could not check",
+    "profile_malformed": "#14-15 patched judge, harness tampering",  # the run's profile message was forged or broken
     "timing_unchecked": "judge could not check",
 }
 

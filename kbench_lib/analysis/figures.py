@@ -90,8 +90,9 @@ def failure_figures(df: pd.DataFrame, out_dir) -> dict:
         return made
     tax = failures.taxonomy(df)
     out = Path(out_dir)
-    stage_colors = dict(zip(failures.STAGE_ORDER, ("#999999", *style.OKABE_ITO[3:4], "#CC79A7", "#0072B2", "#56B4E9", "#000000",
-                                                   style.OUTCOME["flagged"], style.OUTCOME["trusted"])))
+    stage_colors = {"generation": "#999999", "verifier": "#BBBBBB", "build": style.OKABE_ITO[3], "load": "#CC79A7", "run": "#0072B2",
+                    "correctness": "#56B4E9", "judge": "#000000", "strategy": "#666666", "flagged": style.OUTCOME["flagged"],
+                    "trusted": style.OUTCOME["trusted"]}
     for by in ("level", "model"):
         _draw(made, f"stages_by_{by}", out, lambda by=by: charts.stacked_shares(failures.breakdown(tax, by, "stage"), f"Where candidates fail, by {by}",
                                                                              df, colors=stage_colors))
@@ -113,7 +114,7 @@ def fusion_figures(df: pd.DataFrame, out_dir) -> dict:
         print(f"fusion decisions: {e}")
         table = None
     if table is not None:
-        _table(made, "fusion_decisions", out, lambda: table.drop(columns=[c for c in ("source", "run_id") if c in table]),
+        _table(made, "fusion_decisions", out, lambda: table.drop(columns=[c for c in ("source", "run_id", "timestamp") if c in table]),
                caption="Reference operators taken into own kernels or left in the library, per candidate")
         _draw(made, "fusion_shares", out, lambda: charts.fusion_shares(table, df=df))
         _table(made, "fusion_vs_compile", out, lambda: fusion.against_compile(table)[

@@ -60,6 +60,7 @@ def decisions(reference_ops: dict, candidate_ops: dict) -> dict:
 
 
 def _kernel_split(kernels: list[dict] | None) -> tuple[float, float]:
+    """(own, library) kernel launches; NaN without a recorded kernel list, 0 for an empty one."""
     if kernels is None:
         return math.nan, math.nan
     own = sum(int(k.get("count") or 0) for k in kernels if not k.get("op"))
@@ -71,8 +72,7 @@ def fusion_row(row: dict) -> dict:
     """The fusion summary of one record row (a dict with record columns)."""
     ref, cand = as_counts(row.get("reference_ops")), as_counts(row.get("profile_ops"))
     d = decisions(ref, cand)
-    kernels = as_kernels(row.get("profile_kernels"))
-    own, lib = _kernel_split(kernels if kernels else None)
+    own, lib = _kernel_split(as_kernels(row.get("profile_kernels")))  # no kernel in the profile: 0, not unknown
     total = sum(ref.values())
     took = sum(d["replaced"].values())
     return {
@@ -90,18 +90,20 @@ def fusion_row(row: dict) -> dict:
     }
 
 
-KEYS = ["source", "run_id", "model", "level", "problem", "sample", "turn", "device_name", "small", "precision"]
+KEYS = ["source", "run_id", "model", "level", "problem", "sample", "turn", "device_name", "small", "precision", "timestamp"]
 
 
 def fusion_table(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per candidate whose record holds a profile: its keys, outcome, kernel speedup over
-    eager, and :func:`fusion_row`. :class:`NoData` when no record has one."""
+    """One row per candidate whose record holds a profile, trusted or not: its keys, outcome,
+    ``trusted`` (:func:`kbench_lib.metrics.trusted`; distributions over the table use only these),
+    kernel speedup over eager, and :func:`fusion_row`. :class:`NoData` when no record has one."""
     if not present(df, "reference_ops"):
         raise NoData(f"no data for the fusion analysis: no record holds a profile ({PROFILE_HINT})")
     d = df[df["reference_ops"].notna()]
     keys = [k for k in KEYS if k in d]
     out = d[keys].copy()
     out["outcome"] = outcome(d).to_numpy()
+    out["trusted"] = metrics.trusted(d).to_numpy()
     out["speedup_eager"] = metrics.kernel_speedup(d, "eager").to_numpy()
     summary = pd.DataFrame([fusion_row(r) for r in d.to_dict("records")], index=d.index)
     return pd.concat([out, summary], axis=1).reset_index(drop=True)
@@ -110,12 +112,15 @@ def fusion_table(df: pd.DataFrame) -> pd.DataFrame:
 def against_compile(table: pd.DataFrame) -> pd.DataFrame:
     """Each candidate's fusion decisions beside torch.compile's for the same problem, device, size
     and precision: ``compile_replaced``, ``compile_in_library``, ``compile_n_kernels``,
-    ``compile_ops_per_own_kernel``, and which operators only one of them took over."""
+    ``compile_ops_per_own_kernel``, and which operators only one of them took over. torch.compile's
+    is its latest trusted record (by ``timestamp``) for that problem, device, size and precision."""
     keys = [k for k in ("problem", "device_name", "small", "precision") if k in table]
-    comp = table[table["model"] == COMPILE_MODEL]
+    comp = table[(table["model"] == COMPILE_MODEL) & (table["trusted"].astype(bool) if "trusted" in table else True)]
     if not len(comp):
-        raise NoData("no data for the comparison with torch.compile: no torch-compile record with a profile "
+        raise NoData("no data for the comparison with torch.compile: no trusted torch-compile record with a profile "
                      "(run `kbench run ... --model torch-compile`, or `make run`, which judges it)")
+    if "timestamp" in comp:
+        comp = comp.sort_values("timestamp", kind="stable", na_position="first")
     comp = comp.drop_duplicates(keys, keep="last").set_index(keys)[["replaced", "in_library", "n_kernels", "ops_per_own_kernel"]]
     comp.columns = [f"compile_{c}" for c in comp.columns]
     cand = table[table["model"] != COMPILE_MODEL].join(comp, on=keys)
@@ -155,11 +160,12 @@ def inductor_kernel_ops(name: str, vocabulary=()) -> list[str] | None:
 def ops_per_kernel(df: pd.DataFrame) -> pd.DataFrame:
     """The distribution of operators per fused kernel, long form (model, problem, kernel, ops,
     how): Inductor's generated kernels from their names (``how="kernel name"``), every other
-    candidate's own kernels on average (``how="replaced ops / own launches"``). GPU profiles only."""
+    candidate's own kernels on average (``how="replaced ops / own launches"``). GPU profiles of
+    trusted candidates only (a wrong or flagged candidate's fusion is not one to count)."""
     rows = []
     if not present(df, "profile_kernels"):
         raise NoData(f"no data for operators per kernel: no record holds device kernels (a GPU profile; {PROFILE_HINT})")
-    for r in df[df["profile_kernels"].notna()].to_dict("records"):
+    for r in df[df["profile_kernels"].notna() & metrics.trusted(df)].to_dict("records"):
         kernels = as_kernels(r["profile_kernels"]) or []
         if r.get("model") == COMPILE_MODEL:
             vocab = list(as_counts(r.get("reference_ops")))
@@ -173,7 +179,8 @@ def ops_per_kernel(df: pd.DataFrame) -> pd.DataFrame:
                 rows.append({"model": r["model"], "problem": r["problem"], "kernel": "(own kernels)", "ops": f["ops_per_own_kernel"],
                              "how": "replaced ops / own launches"})
     if not rows:
-        raise NoData("no data for operators per kernel: no profile recorded a device kernel of a candidate's own (CPU runs launch none)")
+        raise NoData("no data for operators per kernel: no trusted candidate's profile recorded a device kernel of its own "
+                     "(CPU runs launch none)")
     return pd.DataFrame(rows)
 
 

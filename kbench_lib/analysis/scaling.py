@@ -34,6 +34,18 @@ def success(df: pd.DataFrame, p: float = 0.0, against: str = "eager") -> pd.Seri
     return ok & (metrics.kernel_speedup(df, against).fillna(-1.0) > p)
 
 
+def _groups(df: pd.DataFrame, by) -> list:
+    """``by`` plus ``device_name`` and ``small`` where the records carry them: a curve never pools
+    timings or outcomes of different devices or sizes (callers may pass records of several)."""
+    return [*by, *(c for c in ("device_name", "small") if c in df and c not in by)]
+
+
+def _run(df: pd.DataFrame) -> list:
+    """``["run_id"]`` where the records carry it: samples, trajectories and searches of different runs
+    of one model are different ones (two runs both numbering their samples from 0 never merge)."""
+    return ["run_id"] if "run_id" in df else []
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """The unbiased estimate that at least one of k samples drawn from n (c of them good) is good."""
     if k > n:
@@ -46,10 +58,13 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def best_of_k(df: pd.DataFrame, p: float = 0.0, ks=None, by=("model",)) -> pd.DataFrame:
     """fast_p of the best of k samples per problem, for k = 1 .. (most samples a problem has),
     averaged over the problems with at least k samples (``problems``) (the unbiased pass@k estimator over each problem's samples; a sample's
-    result is its best turn). Long form: by..., k, fast_p, problems."""
+    result is its best turn). A sample is (run_id, problem, sample): the samples of every run of a
+    group count together, each once. Groups are ``by`` plus device_name and small where present.
+    Long form: by..., [device_name, small,] k, fast_p, problems."""
     require(df, ["sample"], "best-of-k")
+    by = _groups(df, by)
     d = df.assign(_ok=success(df, p))
-    per_sample = d.groupby([*by, "problem", "sample"], dropna=False)["_ok"].max().reset_index()
+    per_sample = d.groupby([*by, *_run(d), "problem", "sample"], dropna=False)["_ok"].max().reset_index()
     per_problem = per_sample.groupby([*by, "problem"], dropna=False)["_ok"].agg(["size", "sum"]).reset_index()
     if per_problem["size"].max() < 2:
         raise NoData("no data for best-of-k: one sample per problem (run with --samples K, K > 1)")
@@ -66,20 +81,21 @@ def best_of_k(df: pd.DataFrame, p: float = 0.0, ks=None, by=("model",)) -> pd.Da
 
 
 def refinement_curve(df: pd.DataFrame, p: float = 0.0, by=("model", "strategy")) -> pd.DataFrame:
-    """fast_p after each refinement turn: a trajectory (problem, sample) succeeds by turn t when any
+    """fast_p after each refinement turn: a trajectory (run_id, problem, sample) succeeds by turn t when any
     of its turns up to t did; one that stopped earlier keeps its last state. Long form: by..., turn,
-    fast_p, trajectories."""
+    fast_p, trajectories (groups: ``by`` plus device_name and small where present)."""
     require(df, ["turn"], "refinement turns")
     if "strategy" in df:  # an evolve search numbers its generations in the same column
         df = df[df["strategy"].isna() | df["strategy"].isin(["refine", "single"])]
     if not len(df) or int(df["turn"].fillna(0).max()) < 1:
         raise NoData("no data for refinement turns: every record is a first turn (run a multi-turn strategy, e.g. --strategy refine)")
+    by = _groups(df, by)
     d = df.assign(_ok=success(df, p), turn=df["turn"].fillna(0).astype(int))
     rows = []
     for key, g in d.groupby(list(by), dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         last = int(g["turn"].max())
-        traj = g.groupby(["problem", "sample", "turn"])["_ok"].max().unstack("turn").reindex(columns=range(last + 1))
+        traj = g.groupby([*_run(g), "problem", "sample", "turn"], dropna=False)["_ok"].max().unstack("turn").reindex(columns=range(last + 1))
         best = traj.astype(float).ffill(axis=1).fillna(0.0).cummax(axis=1)
         for t in range(last + 1):
             rows.append({**dict(zip(by, key)), "turn": t, "fast_p": float(best[t].mean()), "trajectories": len(best), "p": p})
@@ -89,19 +105,22 @@ def refinement_curve(df: pd.DataFrame, p: float = 0.0, by=("model", "strategy"))
 def evolution_progress(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
     """Per generation of an evolutionary search: the share of problems with a trusted candidate so
     far, and the geometric mean over those problems of the best kernel speedup so far (NaN without
-    kernel timings); a problem whose search ended earlier counts with its final best. Long form: by..., generation, solved, best_speedup_geomean, candidates."""
+    kernel timings); a problem whose search ended earlier counts with its final best. A search is a
+    run's problem (run_id, problem): two runs of one model are two searches. Groups: ``by`` plus
+    device_name and small where present. Long form: by..., generation, solved, best_speedup_geomean, candidates."""
     df = with_generation(df)
     require(df, ["generation"], "evolutionary progress", "records of --strategy evolve number their generations in turn")
     d = df[df["generation"].notna()].assign(_ok=metrics.trusted(df), _s=metrics.kernel_speedup(df, "eager"))
     d = d.assign(generation=d["generation"].astype(int), _s=d["_s"].where(d["_ok"]))
+    by, search = _groups(d, by), [*_run(d), "problem"]  # one search: a run's problem
     rows = []
     for key, g in d.groupby(list(by), dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         gens = range(int(g["generation"].min()), int(g["generation"].max()) + 1)
-        ok = g.groupby(["problem", "generation"])["_ok"].max().unstack().reindex(columns=gens).astype(float).fillna(0).cummax(axis=1)
+        ok = g.groupby([*search, "generation"], dropna=False)["_ok"].max().unstack().reindex(columns=gens).astype(float).fillna(0).cummax(axis=1)
         # best so far, carried past a problem's last generation (a search that stopped early keeps
         # its best): left out, later generations averaged over the longer searches only
-        sp = g.groupby(["problem", "generation"])["_s"].max().unstack().reindex(columns=gens).cummax(axis=1).ffill(axis=1)
+        sp = g.groupby([*search, "generation"], dropna=False)["_s"].max().unstack().reindex(columns=gens).cummax(axis=1).ffill(axis=1)
         for gen in gens:
             s = sp[gen].dropna()
             s = s[s > 0]
@@ -171,18 +190,25 @@ def verifier_accuracy(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
 
 def variant_speedups(df: pd.DataFrame) -> pd.DataFrame:
     """robust-kbench's generalisation figure: each trusted candidate's kernel speedup on every shape
-    variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column)."""
+    variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column) of
+    kernel-timed rows (:func:`kbench_lib.metrics.kernel_timed`): CPU and interpreter times are left
+    out, as are rows at SMALL size."""
     require(df, ["variant_speedups"], "per-variant speedups",
             "per-variant timings are recorded only by judgements with --time-variants "
             "(time_variants in notebook 01); without it the judge times the default configuration only")
     d = df[metrics.trusted(df) & df["variant_speedups"].notna()]
+    if not len(d):
+        raise NoData("no data for per-variant speedups: no trusted record holds one")
+    d = d.assign(_default=metrics.kernel_speedup(d, "eager"))[metrics.kernel_timed(d)]
     rows = []
     for r in d.to_dict("records"):
         items = r["variant_speedups"].items() if isinstance(r["variant_speedups"], dict) else r["variant_speedups"]
         for name, s in items:
-            rows.append({"model": r["model"], "problem": r["problem"], "variant": name, "speedup": s, "default_speedup": r.get("speedup_eager")})
+            rows.append({"model": r["model"], **({"device_name": r["device_name"]} if "device_name" in r else {}), "problem": r["problem"],
+                         "variant": name, "speedup": s, "default_speedup": r["_default"]})
     if not rows:
-        raise NoData("no data for per-variant speedups: no trusted record holds one")
+        raise NoData("no data for per-variant speedups: no trusted kernel-timed record holds one (CPU and interpreter times are no "
+                     "kernel speedups; a run without a GPU times no kernel)")
     return pd.DataFrame(rows)
 
 
