@@ -19,10 +19,11 @@ from .records import read_record_files
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 RECORD_COLUMNS = {"problem", "correct", "device", "runtime_ms"}
-# one judged candidate: a later row with the same key supersedes an earlier one. strategy and
-# backend are part of it (a single run and a refine run of one model both have sample 0, turn 0);
-# run_id is not: a later run judging the same candidate again is meant to supersede the earlier one
-KEY = ["model", "strategy", "backend", "problem", "device_name", "precision", "small", "sample", "turn"]
+# one judged candidate: a later row with the same key supersedes an earlier one. strategy is part
+# of it (a single run and a refine run of one model both have sample 0, turn 0); run_id is not (a
+# later run judging the same candidate again supersedes the earlier one), nor is backend (a
+# reference solution rewritten from Triton to CUDA supersedes its old verdict)
+KEY = ["model", "strategy", "problem", "device_name", "precision", "small", "sample", "turn"]
 
 
 def tracked_parquet(folder: str | Path) -> list[Path]:

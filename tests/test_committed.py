@@ -21,14 +21,14 @@ def test_latest_row_per_candidate_supersedes_earlier_ones():
     assert kept.set_index("problem").loc["level1/a", "runtime_ms"] == 1.0
 
 
-def test_strategies_and_backends_of_one_model_are_different_candidates():
-    rows = [{**_row("level1/a", "2026-01-01", 2.0), "strategy": "single", "backend": "cuda"},
+def test_strategies_of_one_model_are_different_candidates_and_a_rewritten_solution_supersedes():
+    rows = [{**_row("level1/a", "2026-01-01", 2.0), "strategy": "single", "backend": "triton"},
             {**_row("level1/a", "2026-01-02", 1.0), "strategy": "refine", "backend": "cuda"},
-            {**_row("level1/a", "2026-01-03", 1.5), "strategy": "single", "backend": "triton"},
+            {**_row("level1/a", "2026-01-03", 1.5), "strategy": "single", "backend": "cuda"},
             {**_row("level1/a", "2026-01-04", 0.5), "strategy": "single", "backend": "cuda", "run_id": "later"}]
     kept = committed.latest(pd.DataFrame(rows))
-    assert sorted(zip(kept["strategy"], kept["backend"], kept["runtime_ms"])) == [
-        ("refine", "cuda", 1.0), ("single", "cuda", 0.5), ("single", "triton", 1.5)]  # a later run still supersedes
+    # the Triton solution rewritten in CUDA is superseded; a later run supersedes too; refine stays apart
+    assert sorted(zip(kept["strategy"], kept["backend"], kept["runtime_ms"])) == [("refine", "cuda", 1.0), ("single", "cuda", 0.5)]
 
 
 def test_only_tracked_record_files_count(tmp_path):

@@ -87,7 +87,7 @@ def test_correct_cpp_candidate_gets_per_variant_speedups_in_verdict_and_records(
 
     with pytest.raises(NoData, match="kernel-timed"):
         scaling.variant_speedups(df)
-    gpu = df.assign(device="cuda")  # the same row as a kernel timing: every variant in the table
+    gpu = df.assign(device="cuda", small=False)  # the same row as a kernel timing: every variant in the table
     table = scaling.variant_speedups(gpu)
     assert sorted(table["variant"]) == VARIANTS and all(math.isfinite(s) and s > 0 for s in table["speedup"])
 

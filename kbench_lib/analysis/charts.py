@@ -66,6 +66,7 @@ def stat_bars(table: pd.DataFrame, stat: str, ylabel: str, group: str = "level",
 
             _ratio_axis(ax, "y")
         ax.set_xticks(range(len(groups)), groups)
+        ax.set_xlim(-0.5, len(groups) - 0.5)  # every group's slot in full, also where only some bars have a value
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", color="0.92", lw=0.5)
         ax.legend(frameon=False, fontsize=6, loc="best")

@@ -29,8 +29,8 @@ def local_runs(runs_root: str | Path | None = None) -> list[str]:
 def load(runs_root: str | Path | None = None, run_ids=None, committed: bool = True, committed_root=None, local: bool = True) -> pd.DataFrame:
     """Records of the local runs ``run_ids`` (every run under ``runs_root`` when None or empty; none
     without ``local``) and, with ``committed``, the committed results. Both keep the latest row per
-    candidate (:func:`kbench_lib.committed.latest`, applied to the local rows and to the committed
-    rows each). A run whose records git tracks (``results/runs/<id>/``) is committed: with
+    candidate (:func:`kbench_lib.committed.latest`: over all committed rows, and within each local
+    run, so that two local runs stay two sets of samples). A run whose records git tracks (``results/runs/<id>/``) is committed: with
     ``committed`` its id is skipped among the local runs, so its rows are read once.
     Column ``source``: ``local`` or ``committed``."""
     root = Path(runs_root or RUNS_ROOT)
@@ -43,8 +43,8 @@ def load(runs_root: str | Path | None = None, run_ids=None, committed: bool = Tr
             ids = [r for r in ids if str(r) not in seen]
         parts.append(rows.assign(source="committed"))
     own = [p for p in (read_records(root, r) for r in ids) if len(p)]
-    if own:
-        parts.insert(0, committed_results.latest(pd.concat(own, ignore_index=True)).assign(source="local"))
+    if own:  # the latest row per candidate within each run: separate local runs are separate samples
+        parts.insert(0, pd.concat([committed_results.latest(p) for p in own], ignore_index=True).assign(source="local"))
     parts = [p for p in parts if len(p)]
     if not parts:
         return SCHEMA.empty_table().to_pandas().assign(source=pd.Series(dtype=object))

@@ -133,6 +133,8 @@ def scaling_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir) -> dict:
                              ("refinement", lambda: scaling.refinement_curve(df), "turn", "fast_p"),
                              ("evolution", lambda: scaling.evolution_progress(df), "generation", "solved")):
         t = _table(made, name, out, make, caption=name.replace("_", " "))
+        if t is not None and name == "evolution" and t["best_speedup_geomean"].notna().any():
+            y = "best_speedup_geomean"  # with kernel timings, what the search gained; else the share solved
         if t is not None:
             _draw(made, f"{name}_curve", out, lambda t=t, x=x, y=y, name=name: charts.lines(t, x, y, name.replace("_", " ").capitalize(), df=df))
     _table(made, "verifier_accuracy", out, lambda: scaling.verifier_accuracy(df), caption="Verifier decisions against the judge's")
