@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .metrics import kernel_speedup, kernel_timed, trusted
+from .metrics import attempts, kernel_speedup, kernel_timed, trusted
 
 # the judge's failure categories each verifier predicts (any failure counts for "any")
 VERIFIER_TARGETS = {
@@ -48,16 +48,21 @@ def _per_problem(df: pd.DataFrame, success: pd.Series, k: int, by=("model",)) ->
 
 
 def pass_at_k(df: pd.DataFrame, k: int, by=("model",)) -> pd.DataFrame:
-    """pass@k per group (trusted = pass), from each problem's rows taken as its n samples;
+    """pass@k per group (trusted = pass), from each problem's attempts taken as its n samples
+    (``metrics.attempts``: a refine chain is one sample, its best turn; an evolve search one, its
+    best proposal: the estimator assumes samples drawn alike, which turns of one chain are not);
     problems with fewer than k samples are left out (``problems_short`` counts them)."""
+    df = attempts(df)
     return _aggregate(_per_problem(df, trusted(df), k, by), k, by, "pass")
 
 
 def fast_p_at_k(df: pd.DataFrame, p: float, k: int, against: str = "eager", by=("model",)) -> pd.DataFrame:
     """fast_p@k per group: the chance that one of k samples is trusted and faster than p times the
-    baseline. p <= 0 is pass@k. NaN for groups without any kernel timing (p > 0)."""
+    baseline. p <= 0 is pass@k. NaN for groups without any kernel timing (p > 0). Samples are
+    attempts, as for :func:`pass_at_k`."""
     if p <= 0:
         return pass_at_k(df, k, by).rename(columns={f"pass@{k}": f"fast_{p:g}@{k}"})
+    df = attempts(df, against)
     speed = kernel_speedup(df, against)
     out = _aggregate(_per_problem(df, trusted(df) & speed.notna() & (speed > p), k, by), k, by, f"fast_{p:g}")
     timed = df.assign(_t=kernel_timed(df)).groupby(list(by), dropna=False)["_t"].any()

@@ -54,6 +54,15 @@ def test_pass_and_fast_p_at_k_average_problems_and_skip_short_ones():
     assert math.isnan(sm.fast_p_at_k(cpu, 1.0, 1).iloc[0]["fast_1@1"])  # no kernel timing: not measured
 
 
+def test_pass_at_k_takes_a_refine_chain_as_one_sample():
+    """Turns of one chain are not samples drawn alike: a chain that failed twice and then passed is
+    one passing sample (pass@1 1.0), not three samples of which one passed (1/3)."""
+    rows = _rows("a", [(False, None, []), (False, None, []), (True, 1.5, [])])
+    for r in rows:
+        r.update(strategy="refine", sample=0, turn=r["turn"] + r["proposal"])
+    assert sm.pass_at_k(pd.DataFrame(rows), 1).iloc[0]["pass@1"] == 1.0
+
+
 def test_scaling_keeps_the_best_trusted_speedup_so_far():
     rows = _rows("a", [(False, None, []), (True, 1.2, []), (True, 5.0, ["faster_than_light: x"]), (True, 1.8, []), (True, 1.1, [])])
     rows[4]["judged"], rows[4]["failure"], rows[4]["correct"] = False, "verifier_rejected", False
