@@ -28,13 +28,13 @@ def fast_p_curves(curve: pd.DataFrame, panel: str = "level", line: str = "model"
         for ax, name in zip(axes[0], panels):
             for key, g in c[c[panel].astype(str) == name].groupby(line, sort=True):
                 g = g.sort_values("p")
-                ax.step(g["p"], g["fast_p"], where="post", color=colors[str(key)], lw=1.2, label=f"{key} (n={int(g['n'].iloc[0])})")
+                ax.step(g["p"], g["fast_p"], where="post", color=colors[str(key)], lw=1.2, label=f"{key} ({int(g['n'].iloc[0])})")
                 ax.fill_between(g["p"], g["lo"], g["hi"], step="post", color=colors[str(key)], alpha=0.18, lw=0)
             ax.axvline(1.0, color="0.5", lw=0.6, ls=":")
             ax.set_title(name)
             ax.set_ylim(0, 1.02)
             ax.grid(color="0.92", lw=0.5)
-            ax.legend(frameon=False, loc="upper right", fontsize=6)
+            ax.legend(frameon=True, framealpha=0.85, edgecolor="none", loc="best", fontsize=6, title="model (problems)", title_fontsize=6)
         axes[0][0].set_ylabel(r"fast$_p$")
         fig.supxlabel(f"threshold p (speedup over {AGAINST[against]})", fontsize=8)
         style.title(fig, rf"fast$_p$ against {AGAINST[against]} (band: 95% bootstrap over problems)", df)

@@ -133,7 +133,7 @@ def fast_p_curve(df: pd.DataFrame, by=("model", "level"), ps=CURVE_PS, against: 
         stats = headline(d, ps, n_boot, level)
         for p in ps:
             v, lo, hi = stats["fast_0" if p <= 0 else f"fast_{p:g}"]
-            rows.append({**dict(zip(by, key)), "p": float(p), "fast_p": v, "lo": lo, "hi": hi, "n": len(g)})
+            rows.append({**dict(zip(by, key)), "p": float(p), "fast_p": v, "lo": lo, "hi": hi, "n": int(g["problem"].nunique())})  # problems, what the rates average over
     return pd.DataFrame(rows)
 
 
