@@ -183,7 +183,7 @@ def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
             f"faster_than_light: {verdict.runtime_ms:.4g} ms is below the roofline bound {verdict.sol_ms:.4g} ms for this problem"
         )
     if policy.speed_of_light and policy.on("faster_than_light"):  # --time-variants: each variant against its own bound
-        for name, t in (getattr(verdict, "variant_timings", None) or {}).items():
+        for name, t in (verdict.variant_timings or {}).items():
             ms, sol = t.get("runtime_ms"), t.get("sol_ms")
             if ms and sol and ms < policy.sol_margin * sol:
                 flags.append(f"faster_than_light: {ms:.4g} ms is below the roofline bound {sol:.4g} ms of variant {name}")

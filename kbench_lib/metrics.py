@@ -111,9 +111,14 @@ def attempts(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
     keys = attempt_keys(df)
     if not keys.duplicated().any():
         return df
-    d = df.assign(_k=keys, _t=trusted(df), _s=kernel_speedup(df, against).fillna(-1.0))
+    return _best_rows(df, keys, against).sort_index()
+
+
+def _best_rows(df: pd.DataFrame, keys: pd.Series, against: str) -> pd.DataFrame:
+    """For each value of ``keys``, its best row: trusted first, then the fastest kernel speedup."""
+    d = df.assign(_k=keys.to_numpy(), _t=trusted(df), _s=kernel_speedup(df, against).fillna(-1.0))
     d = d.sort_values(["_t", "_s"], ascending=False, kind="stable").drop_duplicates("_k")
-    return d.drop(columns=["_k", "_t", "_s"]).sort_index()
+    return d.drop(columns=["_k", "_t", "_s"])
 
 
 def _per_problem_mean(values: pd.Series, df: pd.DataFrame) -> float:
@@ -157,9 +162,7 @@ def geomean_speedup(df: pd.DataFrame, against: str = "eager") -> float:
 
 def best_per_problem(df: pd.DataFrame, against: str = "eager") -> pd.DataFrame:
     """One row per (model, problem): the best trusted speedup, or the first row if none is trusted."""
-    d = df.assign(_t=trusted(df), _s=kernel_speedup(df, against).fillna(-1.0))
-    d = d.sort_values(["_t", "_s"], ascending=False)
-    return d.drop_duplicates(["model", "problem"]).drop(columns=["_t", "_s"])
+    return _best_rows(df, df["model"].astype(str) + "\x1f" + df["problem"].astype(str), against)
 
 
 def summary(df: pd.DataFrame, by=("model", "level"), ps=(0.0, 1.0, 1.5, 2.0)) -> pd.DataFrame:

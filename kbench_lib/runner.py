@@ -182,7 +182,7 @@ def _generated_first(arrivals):
         raise error
 
 
-class _PreparedReferences:
+class PreparedReferences:
     """The prepared reference sides of one judging thread's problems. A language model's answers
     for several problems interleave, so each is held until its problem's last sample is judged
     (:meth:`release`): preparing it again would draw fresh seeds and time the eager baseline anew,
@@ -321,7 +321,7 @@ class _Batch:
     def work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
-        prepared = _PreparedReferences(device, self.opts, lanes=len(self.devices))
+        prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
         try:
             while (a := self.lanes.get(lane)) is not None:
                 try:
@@ -334,7 +334,7 @@ class _Batch:
         finally:
             prepared.release_all()
 
-    def judge(self, a, device: str, prepared: _PreparedReferences) -> None:
+    def judge(self, a, device: str, prepared: PreparedReferences) -> None:
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None

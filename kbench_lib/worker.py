@@ -446,7 +446,8 @@ def run(mode: str, jobdir: str) -> int:
             # the default configuration is timed last: once its samples are in timing.kbt no more
             # candidate code runs, so a later call cannot rewrite the file that decides its
             # speedup (the variants' files stay open to that; they feed analyses only)
-            for k, (config, timed, warm) in [*enumerate(groups)][1:] + [*enumerate(groups)][:1]:
+            order = list(enumerate(groups))
+            for k, (config, timed, warm) in order[1:] + order[:1]:
                 chan.send(event="stage", stage="timing" if k == 0 else "variant_timing", config=config)
                 found = _time(job, loaded, timed, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
                 flags.extend(f if k == 0 else f"{f} [{config}]" for f in found)

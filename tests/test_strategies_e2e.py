@@ -13,22 +13,12 @@ from kbench_lib.problems import load_problem
 from kbench_lib.records import read_records
 from kbench_lib.search_metrics import verifier_confusion
 from kbench_lib.strategies import run_strategy
+from test_generation_e2e import SCALE_GOOD
 
 REPO = Path(__file__).resolve().parent.parent
 
-GOOD = """```python
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):  # good-scale
-    def __init__(self, scale):
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, a, b):
-        return torch.clamp_min(torch.addcmul(b, a, torch.tensor(self.scale)), 0.0)
-```"""
+# the stand-in model's correct answer, tagged so that each variant below is a source of its own
+GOOD = SCALE_GOOD.replace("class ModelNew(nn.Module):", "class ModelNew(nn.Module):  # good-scale")
 WRONG = GOOD.replace("torch.clamp_min(", "(").replace(", 0.0)", ")").replace("good-scale", "wrong-scale")
 EVOLVED = [GOOD.replace("torch.clamp_min(", "torch.clamp(").replace(", 0.0)", ", min=0.0)").replace("good-scale", "evolved-1"),
            GOOD.replace("good-scale", "evolved-2").replace("torch.tensor(self.scale)", "torch.tensor(float(self.scale))")]

@@ -53,6 +53,16 @@ def by_device(df: pd.DataFrame):
     return [(slug(name), df[names == name]) for name in sorted(names.unique())]
 
 
+def per_device(df: pd.DataFrame, make, out_dir) -> dict:
+    """``make(rows, folder)`` for each device's rows, into ``out_dir/<device>`` (a notebook's
+    sections); {"<device>/<name>": paths}."""
+    made: dict = {}
+    for dev, d in by_device(df):
+        print(f"== {dev}")
+        made.update({f"{dev}/{k}": v for k, v in make(d, Path(out_dir) / dev).items()})
+    return made
+
+
 def results_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir, n_boot: int = results.N_BOOT) -> dict:
     """Per device: the results table (CSV, LaTeX), fast_p curves and table, geometric-mean speedups
     over eager and torch.compile, correctness, fraction of the speed of light."""

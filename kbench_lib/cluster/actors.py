@@ -66,12 +66,12 @@ class JudgeActor:
             import torch
 
             torch.cuda.set_device(0)
-        from ..runner import _PreparedReferences
+        from ..runner import PreparedReferences
 
         # each problem's reference held while its samples come (up to keep_prepared problems, and
         # the memory budgets of the local runner): prepared again, it would draw fresh seeds and
         # time the eager baseline anew halfway through a problem's samples
-        self._prepared = _PreparedReferences(self.device, opts, keep=max(1, keep_prepared))
+        self._prepared = PreparedReferences(self.device, opts, keep=max(1, keep_prepared))
 
     def info(self) -> dict:
         """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
