@@ -448,8 +448,10 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
     if drawn is not None:
         # drawn before the candidate was imported: the worker's inputs and reference state must be
         # the judge's, or nothing it returns could be compared
-        for i, (case, got) in enumerate(zip(prep.cases, drawn.get("cases") or [])):
-            mine = _plain_json({"inputs": [t["sums"] if is_fingerprint(t) else None for t in case.inputs], "state": case.state_sums})
+        for i, (case, got, timed) in enumerate(zip(prep.cases, drawn.get("cases") or [], prep.timed)):
+            # a timed set is drawn later, just before its first timed call (its fingerprints: timed_inputs)
+            sums = None if timed else [t["sums"] if is_fingerprint(t) else None for t in case.inputs]
+            mine = _plain_json({"inputs": sums, "state": case.state_sums})
             if not isinstance(got, dict) or _plain_json({"inputs": got.get("inputs"), "state": got.get("state")}) != mine:
                 raise JudgeError(f"the worker drew other inputs or reference state than the judge for case {i} ({case.config}): "
                                  f"{prep.problem.key}'s get_inputs/get_init_inputs are not reproducible on {prep.device}")
@@ -722,6 +724,24 @@ def _timing_stats(stats) -> dict | str:
     return stats
 
 
+def _timed_inputs_differ(res, prep: PreparedProblem, timed: list[int]) -> str | None:
+    """Why the timed sets the worker drew (after the candidate was imported, just before their
+    first timed calls) are not the judge's, or None: their fingerprints, from the worker's last
+    ``timed_inputs`` report naming exactly these sets, against the judge's own."""
+    keys = {str(i) for i in timed}
+    got = None
+    for m in res.messages:
+        if isinstance(m, dict) and m.get("event") == "timed_inputs" and isinstance(m.get("cases"), dict) and set(m["cases"]) == keys:
+            got = m["cases"]
+    if got is None:
+        return "the worker reported no fingerprints of the timed input sets it drew"
+    for i in timed:
+        mine = _plain_json([t["sums"] if is_fingerprint(t) else None for t in prep.cases[i].inputs])
+        if _plain_json(got[str(i)]) != mine:
+            return f"timed input set {i} ({prep.cases[i].config}) is not the judge's: its drawing was steered"
+    return None
+
+
 def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
                      where: str) -> bool:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
@@ -740,6 +760,10 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
         return False
     samples, afters = tdata.get("samples"), tdata.get("inputs_after")
     keys = {str(i) for i in timed}
+    steered = _timed_inputs_differ(res, prep, timed)
+    if steered:
+        _fail(v, "input_mutated", f"during timing{where}: {steered}", res.log)
+        return False
     for what, got in (("sampled outputs", samples), ("inputs after the timed calls", afters)):
         if what == "sampled outputs" and not got:
             continue  # nothing sampled (guards off): flagged below when guards are on

@@ -14,10 +14,12 @@ Everything this module relies on after the candidate is imported is bound before
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
 import inspect
 import json
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -26,14 +28,16 @@ import torch
 
 from . import compare, profiling, tensorfile, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
-from .problems import Config, load_problem
-from .reference import make_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
+from .problems import Config, instantiate, load_problem
+from .reference import _seeded_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
+from .tensors import cast_floating
 from .tensors import as_output_list, dtype_of, require_grad, to_device
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
 _to = torch.Tensor.to
 _clone = torch.Tensor.clone
+_empty_like = torch.empty_like
 _OOM = torch.OutOfMemoryError
 _mem_get_info = torch.cuda.mem_get_info
 _memory_reserved = torch.cuda.memory_reserved
@@ -297,10 +301,13 @@ def run(mode: str, jobdir: str) -> int:
         # CPU: memory torch.empty hands out is filled with NaN, as the allocator poison does on CUDA
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
-    # every input set is drawn now, before the candidate exists (it cannot steer or observe the
-    # drawing), by the judge's own code and seeds; the fingerprints prove both hold the same data
+    # every checked input set is drawn now, before the candidate exists (it cannot steer or observe
+    # the drawing), by the judge's own code and seeds; the fingerprints prove both hold the same
+    # data. Timed sets are drawn just before their first timed calls (_TimedDraws): one that
+    # existed now could be found by the candidate and answered ahead, off the clock
     loaded = _draw_cases(job, device) if mode == "run" else []
-    if mode == "run":
+    drawing = _drawing_state(loaded)  # what drawing the timed sets later relies on, as it is now
+    if mode == "run":  # a timed set's fingerprints come when it is drawn (timed_inputs)
         chan.send(event="inputs", cases=[{"inputs": c["fingerprints"], "state": c["state_sums"]} for c in loaded])
     outdir = os.path.join(jobdir, "out")
     _OUT_FD.clear()
@@ -431,6 +438,8 @@ def run(mode: str, jobdir: str) -> int:
         chan.send(event="stage", stage="profile")
         try:
             case = loaded[warm[0] if warm else timed[0]]
+            if case["inputs"] is None:  # no checked set to profile on (not in kbench's plans): draw a timed one
+                _draw_inputs(case, cases[timed[0]], job, str(device))
             model = make_model(case)
             inputs = to_device(case["inputs"], device)
             with torch.no_grad():
@@ -449,7 +458,8 @@ def run(mode: str, jobdir: str) -> int:
             order = list(enumerate(groups))
             for k, (config, timed, warm) in order[1:] + order[:1]:
                 chan.send(event="stage", stage="timing" if k == 0 else "variant_timing", config=config)
-                found = _time(job, loaded, timed, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
+                draws = _TimedDraws(loaded, cases, timed, job, device, backward, drawing, flags)
+                found = _time(job, loaded, draws, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
                 flags.extend(f if k == 0 else f"{f} [{config}]" for f in found)
                 if k and device.type == "cuda":  # a variant's sets and samples leave the cache before the default is timed
                     _empty_cache()
@@ -505,35 +515,21 @@ def timing_file(timed: list[int], variant: str | None) -> str:
     return "timing.kbt" if variant is None else f"timing_{timed[0]}.kbt"
 
 
-def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, chan, variant: str | None = None) -> list[str]:
+def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backward, outdir, chan, variant: str | None = None) -> list[str]:
     """Times one configuration (the default, or ``variant``) over a rotation of input sets the
-    candidate has never seen (warm-up runs on that configuration's correctness inputs); keeps a
-    sample of timed outputs chosen after each call returns, so no call can know it will be
-    re-checked (THREATS #8, #9). Reports a ``timing`` event (``variant_timing`` for a variant)."""
+    candidate has never seen, each drawn just before its first timed call (``draws``; warm-up runs
+    on that configuration's correctness inputs); keeps a sample of timed outputs chosen after each
+    call returns, so no call can know it will be re-checked (THREATS #8, #9). Reports the timed
+    sets' fingerprints (``timed_inputs``), then a ``timing`` event (``variant_timing`` for a variant)."""
     tcfg = job.get("timing", {})
     t_start = _monotonic()
-    loaded = [all_cases[i] for i in timed]
-    model = make_model(loaded[0])
-    input_sets = [to_device(c["inputs"], device) for c in loaded]
-    if device.type == "cuda":
-        # the harness reads every timed input once (never the candidate): the first timed call on a
-        # set then meets warm address translation as later calls do, and only the candidate's own
-        # knowledge of the data could make repeats faster (the memoisation check below)
-        for s in input_sets:
-            for t in s:
-                if isinstance(t, _Tensor) and t.numel():
-                    t.sum()
-        torch.cuda.synchronize(device)
+    timed = draws.indices
+    model = make_model(all_cases[timed[0]])
     warmup_sets = [to_device(all_cases[i]["inputs"], device) for i in warm] or None
-    grads = [c["grad_output"] for c in loaded] if backward else None
     warm_grads = [all_cases[i]["grad_output"] for i in warm] if backward and warm else None
     samples: dict[int, object] = {}
 
     if backward:
-        for s in input_sets:
-            require_grad(s)
-        # each set carries its own upstream gradient as its last element
-        sets = [[*s, g] for s, g in zip(input_sets, grads)]
         if warmup_sets:
             for s in warmup_sets:
                 require_grad(s)
@@ -545,11 +541,12 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
             torch.autograd.backward(as_output_list(out), args[-1])
             return out
     else:
-        sets = input_sets
-
         def call(*inputs):
             with torch.no_grad():
                 return model(*inputs)
+    sets = draws
+    if device.type == "cuda" and warmup_sets:
+        draws.reserve(warmup_sets[0][:-1] if backward else warmup_sets[0])
 
     held: dict[int, tuple] = {}  # the last output of each input set, kept alive for one round
     seen: dict[int, int] = {}
@@ -590,10 +587,12 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
         warmup_sets=warmup_sets,
     )
     t_written = _monotonic()
+    input_sets = [s[:-1] if backward else s for s in draws.drawn()]
     _write_tensors(
         os.path.join(outdir, timing_file(timed, variant)),
         {"samples": {str(timed[j]): v for j, v in samples.items()}, "inputs_after": {str(timed[j]): _inputs_after(s) for j, s in enumerate(input_sets)}},
     )
+    chan.send(event="timed_inputs", config=variant, cases=draws.fingerprints())
     result.phase_s = {"inputs": round(t_clock - t_start, 4), **result.phase_s, "write": round(_monotonic() - t_written, 4)}
     if variant is None:
         chan.send(event="timing", timing=result.as_dict())
@@ -619,8 +618,11 @@ def _time(job, all_cases, timed, warm, make_model, device, backward, outdir, cha
 
 
 def _draw_cases(job: dict, device: torch.device) -> list[dict]:
-    """Every case's inputs (on the device), init inputs and reference state (one per configuration
-    and init seed), drawn with the judge's own functions, with their fingerprints."""
+    """Every case's init inputs and reference state (one per configuration and init seed), drawn
+    with the judge's own functions, with their fingerprints; the inputs of every checked case, on
+    the device. A timed case's inputs are not drawn here but by :class:`_TimedDraws`, just before
+    the first timed call on them: inputs that exist before the candidate runs can be found by it
+    (``gc``, the allocator's blocks) and their answers computed ahead, off the clock."""
     problem = load_problem(job["problem_path"], job.get("problem_level"))
     precision, dev = job["precision"], str(device)
     states: dict = {}
@@ -632,14 +634,157 @@ def _draw_cases(job: dict, device: torch.device) -> list[dict]:
             init_inputs, state = reference_state(problem, cfg, m["init_seed"], precision)
             states[key] = (init_inputs, state, state_fingerprint(state))
         init_inputs, state, sums = states[key]
-        inputs = make_inputs(problem, cfg, m["input_seed"], precision, dev)
-        grads = upstream_grads(m["grad_output"], m["input_seed"], dev) if m.get("grad_output") else None
-        out.append({
-            "config": m["config"], "init_seed": m["init_seed"], "init_inputs": init_inputs, "state_dict": state,
-            "inputs": inputs, "grad_output": grads, "state_sums": sums,
-            "fingerprints": [_fingerprint(t)["sums"] if isinstance(t, _Tensor) else None for t in inputs],
-        })
+        case = {"config": m["config"], "init_seed": m["init_seed"], "init_inputs": init_inputs, "state_dict": state,
+                "state_sums": sums, "inputs": None, "grad_output": None, "fingerprints": None,
+                # a fresh namespace of the problem file per case, as the judge's make_inputs makes it
+                "namespace": instantiate(problem, cfg.overrides)}
+        if not m.get("timed"):
+            _draw_inputs(case, m, job, dev)
+        out.append(case)
     return out
+
+
+def _draw_inputs(case: dict, meta: dict, job: dict, dev: str) -> None:
+    """Draws one case's inputs (and upstream gradients) into ``case``, with their fingerprints."""
+    ns = case.pop("namespace")
+    inputs = cast_floating(_seeded_inputs(ns, meta["input_seed"], dev), dtype_of(job["precision"]))
+    case["inputs"] = inputs
+    case["grad_output"] = upstream_grads(meta["grad_output"], meta["input_seed"], dev) if meta.get("grad_output") else None
+    case["fingerprints"] = [_fingerprint(t)["sums"] if isinstance(t, _Tensor) else None for t in inputs]
+
+
+# what drawing a timed set relies on once the candidate has run: torch's factories and random
+# number generators, and the judge's own drawing functions (THREATS #14: patched, they could
+# compute the answers of the sets they draw, off the clock)
+_DRAWING = (
+    (torch, ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm", "normal", "bernoulli",
+             "multinomial", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+             "tensor", "as_tensor", "arange", "linspace", "eye", "manual_seed", "Generator", "cat", "stack", "device")),
+    (torch.Tensor, ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "fill_", "to", "cuda", "float",
+                    "half", "bfloat16", "contiguous", "clone", "requires_grad_", "is_floating_point")),
+    (torch.random, ("manual_seed",)),
+    (torch.cuda, ("manual_seed", "manual_seed_all")),
+)
+
+
+def _drawing_state(cases: list[dict]) -> dict:
+    """Everything a timed set's drawing runs through, by identity: the functions above, this
+    module's drawing functions, each pending case's problem namespace (its values, and the code
+    of its functions), and the interpreter's hooks (tracing, profiling, gc callbacks, signal
+    handlers and interval timers: each could run candidate code in the middle of a draw)."""
+    objs = {f"worker.{n}": globals()[n] for n in ("_draw_inputs", "_seeded_inputs", "cast_floating", "upstream_grads",
+                                                    "_fingerprint", "dtype_of", "to_device", "require_grad")}
+    for owner, names in _DRAWING:
+        for name in names:
+            objs[f"{getattr(owner, '__name__', owner)}.{name}"] = inspect.getattr_static(owner, name, None)
+    for i, c in enumerate(cases):
+        for k, v in (c.get("namespace") or {}).items():
+            objs[f"problem[{i}].{k}"] = v
+            for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+                if inspect.isfunction(v):
+                    objs[f"problem[{i}].{k}.{attr}"] = getattr(v, attr)
+    objs["sys.gettrace"], objs["sys.getprofile"] = sys.gettrace(), sys.getprofile()
+    objs["gc.callbacks"] = tuple(gc.callbacks)
+    for sig in (signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGIO, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2):
+        objs[f"signal.{sig.name}"] = signal.getsignal(sig)
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:  # Python 3.12+
+        for tool in range(6):
+            objs[f"sys.monitoring[{tool}]"] = monitoring.get_tool(tool)
+    return objs
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and isinstance(a, (tuple, int, float, str)) and bool(a == b)
+    except Exception:  # noqa: BLE001 - a value whose comparison fails is not the same value
+        return False
+
+
+def _drawing_tampered(before: dict, cases: list[dict]) -> list[str]:
+    """What changed since ``before`` (:func:`_drawing_state` of the same ``cases``) that a draw
+    would run through; a case drawn since (its namespace gone) is not looked at again."""
+    now = _drawing_state(cases)
+    changed = [k for k, v in now.items() if k in before and not _same(before[k], v)]
+    for which, name in ((signal.ITIMER_REAL, "REAL"), (signal.ITIMER_VIRTUAL, "VIRTUAL"), (signal.ITIMER_PROF, "PROF")):
+        if signal.getitimer(which) != (0.0, 0.0):
+            changed.append(f"signal.setitimer(ITIMER_{name})")
+    if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
+        changed.append("a torch function or dispatch mode is active")
+    return changed
+
+
+class _TimedDraws:
+    """One timed configuration's input sets as a sequence whose sets are drawn on first use: the
+    timing loop asks for set ``j`` just before its first timed call (outside the timed window), so
+    no set exists before the call that first sees it, and no call can compute the answers of a
+    later set ahead. Drawn by the judge's functions bound before the candidate was imported; each
+    draw first checks that nothing it runs through was replaced or hooked (else the verdict is
+    flagged ``input_drawing_tampered``), and its fingerprints go to the judge, which compares them
+    with its own (the candidate cannot steer the data either)."""
+
+    def __init__(self, cases: list[dict], metas: list[dict], indices: list[int], job: dict, device: torch.device,
+                 backward: bool, before: dict, flags: list[str]):
+        self.cases, self.metas, self.indices, self.job, self.device = cases, metas, indices, job, device
+        self.backward, self.before, self.flags = backward, before, flags
+        self.sets: dict[int, list] = {}
+        self.reserved: list = []
+
+    def reserve(self, like: list) -> None:
+        """Holds blocks the size of every timed set (``like``: the tensors of one set of this
+        configuration) until the first draw frees them: the warm-up then leaves the caching
+        allocator holding blocks for the sets and for the outputs alike, and the draws take the
+        former. Otherwise a draw takes a block the warm-up left for an output, and the first round
+        of timed calls pays for fresh device allocations that later rounds do not (a false
+        memoisation flag; see timing._warm_up)."""
+        self.reserved = [_empty_like(t) for _ in self.indices for t in like if isinstance(t, _Tensor)]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, j: int) -> list:
+        if j in self.sets:
+            return self.sets[j]
+        if not 0 <= j < len(self.indices):
+            raise IndexError(j)
+        tampered = _drawing_tampered(self.before, self.cases)
+        if tampered:
+            text = "input_drawing_tampered: " + ", ".join(tampered[:12])
+            if text not in self.flags:
+                self.flags.append(text)
+        i = self.indices[j]
+        case = self.cases[i]
+        self.reserved.clear()  # its blocks are cached by the allocator for this draw and the next
+        gc_was = gc.isenabled()
+        gc.disable()  # no collection (and no gc callback) inside a draw
+        try:
+            if case["inputs"] is None:
+                _draw_inputs(case, self.metas[i], self.job, str(self.device))
+            inputs = to_device(case["inputs"], self.device)
+        finally:
+            if gc_was:
+                gc.enable()
+        if self.device.type == "cuda":
+            # the harness reads the set once (never the candidate): the first timed call on it then
+            # meets warm address translation as later calls do
+            for t in inputs:
+                if isinstance(t, _Tensor) and t.numel():
+                    t.sum()
+            torch.cuda.synchronize(self.device)
+        if self.backward:
+            require_grad(inputs)
+            inputs = [*inputs, case["grad_output"]]  # each set carries its upstream gradient last
+        self.sets[j] = inputs
+        return inputs
+
+    def drawn(self) -> list[list]:
+        """The sets drawn so far, in order (every set, once each has been called)."""
+        return [self.sets[j] for j in sorted(self.sets)]
+
+    def fingerprints(self) -> dict[str, list]:
+        return {str(self.indices[j]): self.cases[self.indices[j]]["fingerprints"] for j in sorted(self.sets)}
 
 
 def _inputs_after(inputs) -> list:

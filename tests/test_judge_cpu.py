@@ -312,7 +312,7 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
     other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
     prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4)
     v = _forged_verdict()
-    res = SimpleNamespace(log="")
+    res = SimpleNamespace(log="", messages=[{"event": "timed_inputs", "config": None, "cases": {"0": [], "1": []}}])
     try:
         assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
         assert v.failure == "crash" and "timed sets" in v.message, v.message
@@ -322,6 +322,41 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
         assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), ""), v.message
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": []}})
         assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+    finally:
+        out.close()
+
+
+@pytest.mark.parametrize("reported, why", [
+    (None, "no fingerprints"),                                    # never reported
+    ({"0": [[1.0, 2.0]]}, "no fingerprints"),                     # a report naming other sets than the group's
+    ({"0": [[1.0, 2.0]], "1": [[9.0, 2.0]]}, "steered"),          # set 1 drawn as other data
+])
+def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
+    """The timed sets are drawn in the candidate's process after its import, just before their first
+    timed calls; the fingerprints it reports for them must be the judge's own, or the timed calls ran
+    on data the candidate steered (input_mutated), whatever their outputs."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib import judge as judge_mod, tensorfile
+
+    fp = {"shape": [2], "dtype": "torch.float32", "sums": [1.0, 2.0]}
+    out = judge_mod._OutDir(tmp_path)
+    good = [torch.ones(3)]
+    tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
+    case = SimpleNamespace(expected=good, inputs=[fp], config="default")
+    prep = SimpleNamespace(device="cpu", cases=[case, case], tolerance=1e-4)
+    msgs = [] if reported is None else [{"event": "timed_inputs", "config": None, "cases": reported}]
+    v = _forged_verdict()
+    try:
+        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
+                                              judge_mod.JudgeOptions(), "")
+        assert v.failure == "input_mutated" and why in v.message, v.message
+        honest = [{"event": "timed_inputs", "config": None, "cases": {"0": [[1.0, 2.0]], "1": [[1.0, 2.0]]}}]
+        v = _forged_verdict()
+        assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+                                          judge_mod.JudgeOptions(), ""), v.message
     finally:
         out.close()
 

@@ -108,6 +108,8 @@ CHEATS = [
     Cheat("15a_gc_search_for_expected_output.py", ELEMENTWISE, any_of=(*MISMATCH, "failure:shape_mismatch")),
     Cheat("15b_forge_timing_message.py", ELEMENTWISE, tamper=True, forges_time=True),
     Cheat("15c_forge_results_and_die.py", ELEMENTWISE, tamper=True, forges_time=True),
+    Cheat("15d_precompute_timed_inputs.py", ELEMENTWISE, tamper=True),
+    Cheat("15e_precompute_while_drawn.py", ELEMENTWISE, tamper=True, all_of=("flag:input_drawing_tampered",)),
     # 16-18: numerics and settings
     Cheat("16_precision_downgrade_bf16.py", LINEAR, any_of=("failure:output_mismatch",)),
     Cheat("17a_global_settings_assignment.py", LINEAR, all_of=("flag:patches_library",)),
