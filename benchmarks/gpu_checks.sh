@@ -20,7 +20,8 @@ if [[ $what == all || $what == tests ]]; then
   # one line per test as it ends, the verdicts as JSON lines: a run cut short still says what it saw
   select=(); [[ -n ${TESTS_K:-} ]] && select=(-k "$TESTS_K")
   KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest tests -m gpu "${select[@]}" -v -rfE --tb=short \
-    --durations=8 -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
+    --durations=8 -p no:cacheprovider --continue-on-collection-errors 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
+  echo "pytest exit status: ${PIPESTATUS[0]}"
 fi
 if [[ $what == all || $what == bench ]]; then
   timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/judge_speed.py --device cuda --repeat "${BENCH_REPEAT:-3}" \
