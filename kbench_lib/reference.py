@@ -101,6 +101,10 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
     (their fingerprints are: the candidate's worker draws the same inputs itself)."""
     set_flags()
     model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)
+    # the state the candidate is loaded with, taken before the forward: a module in training mode
+    # updates buffers as it runs (BatchNorm's running statistics), and the worker fingerprints the
+    # state of a model that has not run
+    state_sums = state_fingerprint(model.state_dict())
     keep = (lambda t: t.detach().clone()) if keep_on_device else (lambda t: t.detach().cpu().clone())
     case = Case(
         config=config.name,
@@ -128,7 +132,7 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
             out = model(*dev_inputs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
     case.expected = [keep(o) if isinstance(o, torch.Tensor) else o for o in outs]
-    case.state_sums = state_fingerprint(model.state_dict())
+    case.state_sums = state_sums
     return case
 
 

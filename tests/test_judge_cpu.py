@@ -374,3 +374,21 @@ def test_a_file_planted_at_out_during_the_build_is_the_candidates_crash(scale_ad
     source = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text() + "\n" + swap
     v = judge(scale_add_relu, Candidate(source, "cpp"), fast_cpu_opts)
     assert not v.correct and v.failure == "crash", (v.failure, v.message)
+
+
+def test_reference_state_is_fingerprinted_before_the_reference_runs():
+    """A module in training mode updates buffers as it runs (BatchNorm's running statistics): the
+    judge's fingerprint of the reference state must be that of the model the worker loads, which
+    has not run (H100, 2026-11-25: every judgement of level3/6_ResNet_BasicBlock ended as a
+    judge_error, 'the worker drew other inputs or reference state than the judge')."""
+    from pathlib import Path
+
+    from kbench_lib.problems import load_problem
+    from kbench_lib.reference import make_case, reference_state, state_fingerprint
+
+    problem = load_problem(Path(__file__).resolve().parent.parent / "problems" / "level3" / "6_ResNet_BasicBlock.py")
+    cfg = problem.configs(small=True, device="cpu")[0]
+    _, state = reference_state(problem, cfg, 11)
+    case = make_case(problem, cfg, 11, 12, "cpu")
+    assert any("running_mean" in k for k in state)
+    assert case.state_sums == state_fingerprint(state)
