@@ -1,8 +1,9 @@
 """Results committed to the repository under ``results/``: what a fresh clone can show without a GPU.
 
 Records: every parquet file git tracks under ``results/`` (outside ``baselines/``) with record
-columns: the reference solutions under ``results/solutions/<device>/`` and any published run
-(``results/runs/<run_id>/records/``). A problem judged again later supersedes its earlier rows
+columns: the reference solutions under ``results/solutions/<device>/``, ``torch.compile`` judged as
+a model under ``results/compile/<device>/``, and the benchmarks' runs under ``results/benchmarks/``
+(``results/runs/`` is where local runs go, and git ignores it). A problem judged again later supersedes its earlier rows
 (:func:`latest`). Baselines: the tracked files of ``results/baselines/<device>/``. Only files git
 tracks count, so runs written locally (``make run``) never pass for committed ones; outside a git
 checkout every file there counts.
