@@ -5,6 +5,8 @@
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
 #   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput]
 #   (solutions: TIME_VARIANTS=1 also times every variant, records' variant_speedups)
+#   (tests: TESTS_FILES="tests/test_variants.py tests/test_timing.py" runs those files only; the whole GPU
+#    selection took over 470 s on the H100 on 2026-11-25, the adversarial file about 250 s of it)
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
 OUT=${OUT:-/tmp/out}
@@ -19,7 +21,7 @@ what=${1:-all}
 if [[ $what == all || $what == tests ]]; then
   # one line per test as it ends, the verdicts as JSON lines: a run cut short still says what it saw
   select=(); [[ -n ${TESTS_K:-} ]] && select=(-k "$TESTS_K")
-  KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest tests -m gpu "${select[@]}" -v -rfE --tb=short \
+  KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest ${TESTS_FILES:-tests} -m gpu "${select[@]}" -v -rfE --tb=short \
     --durations=8 -p no:cacheprovider --continue-on-collection-errors 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASSED|FAILED|ERROR|passed|failed|^E  " | cut -c1-400 | tail -60
   echo "pytest exit status: ${PIPESTATUS[0]}"
 fi

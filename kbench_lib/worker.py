@@ -25,6 +25,7 @@ import threading
 import traceback
 
 import torch
+import torch.utils._device  # the device context that routes factories (checked around each timed draw)
 
 from . import compare, profiling, tensorfile, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
@@ -306,6 +307,8 @@ def run(mode: str, jobdir: str) -> int:
     # data. Timed sets are drawn just before their first timed calls (_TimedDraws): one that
     # existed now could be found by the candidate and answered ahead, off the clock
     loaded = _draw_cases(job, device) if mode == "run" else []
+    if mode == "run":
+        _warm_imports()
     drawing = _drawing_state(loaded)  # what drawing the timed sets later relies on, as it is now
     if mode == "run":  # a timed set's fingerprints come when it is drawn (timed_inputs)
         chan.send(event="inputs", cases=[{"inputs": c["fingerprints"], "state": c["state_sums"]} for c in loaded])
@@ -653,35 +656,45 @@ def _draw_inputs(case: dict, meta: dict, job: dict, dev: str) -> None:
     case["fingerprints"] = [_fingerprint(t)["sums"] if isinstance(t, _Tensor) else None for t in inputs]
 
 
-# what drawing a timed set relies on once the candidate has run: torch's factories and random
-# number generators, and the judge's own drawing functions (THREATS #14: patched, they could
+# what drawing a timed set relies on once the candidate has run: every callable of torch's
+# namespaces and of any module a problem file holds (numpy, math, ...), the Tensor class and the
+# device context that routes factories to the device (THREATS #14: patched, any of them could
 # compute the answers of the sets they draw, off the clock)
-_DRAWING = (
-    (torch, ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm", "normal", "bernoulli",
-             "multinomial", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-             "tensor", "as_tensor", "arange", "linspace", "eye", "manual_seed", "Generator", "cat", "stack", "device")),
-    (torch.Tensor, ("uniform_", "normal_", "random_", "bernoulli_", "exponential_", "fill_", "to", "cuda", "float",
-                    "half", "bfloat16", "contiguous", "clone", "requires_grad_", "is_floating_point")),
-    (torch.random, ("manual_seed",)),
-    (torch.cuda, ("manual_seed", "manual_seed_all")),
-)
+_DRAWING_MODULES = (torch, torch.nn.functional, torch.nn.init, torch.random, torch.cuda, torch.linalg, torch.special,
+                    torch.fft, torch.distributions)
+_DRAWING_CLASSES = (torch.Tensor, torch.utils._device.DeviceContext, torch.Generator)
+
+
+def _callables(owner, prefix: str, objs: dict) -> None:
+    try:
+        items = list(vars(owner).items())
+    except TypeError:
+        return
+    for name, obj in items:
+        if callable(obj) or isinstance(obj, (staticmethod, classmethod, property)):
+            objs[f"{prefix}.{name}"] = obj
 
 
 def _drawing_state(cases: list[dict]) -> dict:
-    """Everything a timed set's drawing runs through, by identity: the functions above, this
-    module's drawing functions, each pending case's problem namespace (its values, and the code
-    of its functions), and the interpreter's hooks (tracing, profiling, gc callbacks, signal
-    handlers and interval timers: each could run candidate code in the middle of a draw)."""
+    """Everything a timed set's drawing runs through, by identity: the namespaces above, this
+    module's drawing functions, each pending case's problem namespace (its values, the code of its
+    functions, the callables of the modules it holds), and the interpreter's hooks (tracing,
+    profiling, gc callbacks, signal handlers and interval timers: each could run candidate code in
+    the middle of a draw)."""
     objs = {f"worker.{n}": globals()[n] for n in ("_draw_inputs", "_seeded_inputs", "cast_floating", "upstream_grads",
                                                     "_fingerprint", "dtype_of", "to_device", "require_grad")}
-    for owner, names in _DRAWING:
-        for name in names:
-            objs[f"{getattr(owner, '__name__', owner)}.{name}"] = inspect.getattr_static(owner, name, None)
+    modules = {id(m): m for m in _DRAWING_MODULES}
+    for c in cases:
+        modules.update({id(v): v for v in (c.get("namespace") or {}).values() if inspect.ismodule(v)})
+    for m in modules.values():
+        _callables(m, f"module:{m.__name__}", objs)
+    for cls in _DRAWING_CLASSES:
+        _callables(cls, f"class:{cls.__module__}.{cls.__qualname__}", objs)
     for i, c in enumerate(cases):
         for k, v in (c.get("namespace") or {}).items():
             objs[f"problem[{i}].{k}"] = v
-            for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-                if inspect.isfunction(v):
+            if inspect.isfunction(v):
+                for attr in ("__code__", "__defaults__", "__kwdefaults__"):
                     objs[f"problem[{i}].{k}.{attr}"] = getattr(v, attr)
     objs["sys.gettrace"], objs["sys.getprofile"] = sys.gettrace(), sys.getprofile()
     objs["gc.callbacks"] = tuple(gc.callbacks)
@@ -692,6 +705,20 @@ def _drawing_state(cases: list[dict]) -> dict:
         for tool in range(6):
             objs[f"sys.monitoring[{tool}]"] = monitoring.get_tool(tool)
     return objs
+
+
+def _warm_imports() -> None:
+    """The modules the fork server imports before any fork (a forked worker has them already):
+    imported later, by the profiler or a candidate's torch.compile, torch._dynamo rebinds
+    ``torch.manual_seed``, which the check around each timed draw would read as tampering."""
+    from .forkserver import WARM_IMPORTS
+
+    for name in WARM_IMPORTS:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - an optional package missing here (triton on a CPU machine)
+                pass
 
 
 def _same(a, b) -> bool:
@@ -708,6 +735,9 @@ def _drawing_tampered(before: dict, cases: list[dict]) -> list[str]:
     would run through; a case drawn since (its namespace gone) is not looked at again."""
     now = _drawing_state(cases)
     changed = [k for k, v in now.items() if k in before and not _same(before[k], v)]
+    # a callable removed from a namespace (deleted, to be found through a module __getattr__); a
+    # drawn case's namespace is gone on purpose
+    changed += [k for k in before if k.startswith(("module:", "class:")) and k not in now]
     for which, name in ((signal.ITIMER_REAL, "REAL"), (signal.ITIMER_VIRTUAL, "VIRTUAL"), (signal.ITIMER_PROF, "PROF")):
         if signal.getitimer(which) != (0.0, 0.0):
             changed.append(f"signal.setitimer(ITIMER_{name})")
