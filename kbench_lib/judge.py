@@ -179,6 +179,36 @@ def _last(messages: list, event: str):
     return None
 
 
+def _first(messages: list, event: str):
+    for m in messages:
+        if isinstance(m, dict) and m.get("event") == event:
+            return m
+    return None
+
+
+# reports the worker sends once per run (per configuration where keyed): a second one was written on
+# the channel by the candidate (it shares the process and can find the pipe), and no count of them
+# can be trusted
+ONCE = {"inputs": None, "timing": None, "profile": None, "done": None, "failure": None,
+        "timed_inputs": "config", "variant_timing": "config", "case_done": "case"}
+
+
+def _forged_reports(messages: list) -> str | None:
+    """Why the worker's messages hold a report twice (written by the candidate), or None."""
+    seen: dict = {}
+    for m in messages:
+        if not isinstance(m, dict) or m.get("event") not in ONCE:
+            continue
+        key = ONCE[m["event"]]
+        k = (m["event"], _plain_json(m.get(key)) if key else None)
+        k = (k[0], json.dumps(k[1], sort_keys=True))
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] > 1:
+            what = m["event"] + (f" ({key} {k[1]})" if key else "")
+            return f"the worker's channel carried a second {what} report: messages were written by the candidate"
+    return None
+
+
 def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: float) -> Verdict:
     """A worker that ended without a verdict of its own: timeout or crash."""
     stage = _last(res.messages, "stage")
@@ -444,17 +474,23 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
     harness = _last(res.messages, "harness_error")
     if harness and not fail:
         raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
-    drawn = _last(res.messages, "inputs")
+    # the first report of the inputs was sent before the candidate was imported: a later one is not the worker's
+    drawn = _first(res.messages, "inputs")
     if drawn is not None:
         # drawn before the candidate was imported: the worker's inputs and reference state must be
         # the judge's, or nothing it returns could be compared
-        for i, (case, got, timed) in enumerate(zip(prep.cases, drawn.get("cases") or [], prep.timed)):
+        cases = drawn.get("cases")
+        for i, (case, got, timed) in enumerate(zip(prep.cases, cases if isinstance(cases, list) else [], prep.timed)):
             # a timed set is drawn later, just before its first timed call (its fingerprints: timed_inputs)
             sums = None if timed else [t["sums"] if is_fingerprint(t) else None for t in case.inputs]
             mine = _plain_json({"inputs": sums, "state": case.state_sums})
             if not isinstance(got, dict) or _plain_json({"inputs": got.get("inputs"), "state": got.get("state")}) != mine:
                 raise JudgeError(f"the worker drew other inputs or reference state than the judge for case {i} ({case.config}): "
                                  f"{prep.problem.key}'s get_inputs/get_init_inputs are not reproducible on {prep.device}")
+    forged = _forged_reports(res.messages)
+    if forged:
+        _fail(v, "crash", forged, res.log)
+        return True
     if fail:
         failure = fail.get("failure") if fail.get("failure") in FAILURES else "crash"  # the message is the candidate's process's
         if failure == "compile_error":

@@ -14,6 +14,7 @@ Everything this module relies on after the candidate is imported is bound before
 """
 from __future__ import annotations
 
+import builtins
 import gc
 import importlib.util
 import inspect
@@ -228,6 +229,11 @@ def _harness_objects() -> dict:
             if callable(obj) or name.startswith("_"):
                 objs[f"{mod.__name__}.{name}"] = obj
     objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
+    for name in dir(torch.Tensor):  # through its bases: fingerprints call Tensor methods (__int__, view, ...)
+        objs[f"torch.Tensor.{name}"] = inspect.getattr_static(torch.Tensor, name, None)
+    for mod in ("kbench_lib.tensors", "kbench_lib.reference"):
+        for name, obj in vars(sys.modules[mod]).items():
+            objs[f"{mod}.{name}"] = obj
     for owner, names in (
         (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__",
                         "view", "contiguous", "reshape", "sum", "element_size", "__mul__", "__and__", "__iadd__", "__getitem__",
@@ -666,6 +672,16 @@ _DRAWING_CLASSES = (torch.Tensor, torch.utils._device.DeviceContext, torch.Gener
 
 
 def _callables(owner, prefix: str, objs: dict) -> None:
+    """A module's callables; a class's every attribute through its bases (``dir`` and
+    ``getattr_static``: a name defined on ``torch._C.TensorBase`` and overridden on ``torch.Tensor``
+    changes here too)."""
+    if inspect.isclass(owner):
+        resolved: dict = {}
+        for base in reversed(owner.__mro__):  # what getattr_static finds for each name, in one pass
+            resolved.update(vars(base))
+        for name, obj in resolved.items():
+            objs[f"{prefix}.{name}"] = obj
+        return
     try:
         items = list(vars(owner).items())
     except TypeError:
@@ -673,6 +689,11 @@ def _callables(owner, prefix: str, objs: dict) -> None:
     for name, obj in items:
         if callable(obj) or isinstance(obj, (staticmethod, classmethod, property)):
             objs[f"{prefix}.{name}"] = obj
+
+
+# the judge's own modules a draw runs through: every global of theirs, callable or not (a table such
+# as compare's dtype widths replaced is as good as a function replaced)
+_DRAWING_OWN = ("kbench_lib.tensors", "kbench_lib.reference", "kbench_lib.compare", "kbench_lib.problems")
 
 
 def _drawing_state(cases: list[dict]) -> dict:
@@ -688,6 +709,10 @@ def _drawing_state(cases: list[dict]) -> dict:
         modules.update({id(v): v for v in (c.get("namespace") or {}).values() if inspect.ismodule(v)})
     for m in modules.values():
         _callables(m, f"module:{m.__name__}", objs)
+    _callables(builtins, "module:builtins", objs)
+    for name in _DRAWING_OWN:
+        for k, v in vars(sys.modules[name]).items():
+            objs[f"own:{name}.{k}"] = v
     for cls in _DRAWING_CLASSES:
         _callables(cls, f"class:{cls.__module__}.{cls.__qualname__}", objs)
     for i, c in enumerate(cases):
@@ -737,7 +762,12 @@ def _drawing_tampered(before: dict, cases: list[dict]) -> list[str]:
     changed = [k for k, v in now.items() if k in before and not _same(before[k], v)]
     # a callable removed from a namespace (deleted, to be found through a module __getattr__); a
     # drawn case's namespace is gone on purpose
-    changed += [k for k in before if k.startswith(("module:", "class:")) and k not in now]
+    changed += [k for k in before if k.startswith(("module:", "class:", "own:")) and k not in now]
+    # a name added where lookups fall through: to a class (an override of a base's method), to the
+    # judge's modules, to a pending problem's namespace (a global that shadows a builtin)
+    pending = {k.split("]", 1)[0] for k in now if k.startswith("problem[")}
+    changed += [k for k in now if k not in before and (k.startswith(("class:", "own:"))
+                                                       or (k.startswith("problem[") and k.split("]", 1)[0] in pending))]
     for which, name in ((signal.ITIMER_REAL, "REAL"), (signal.ITIMER_VIRTUAL, "VIRTUAL"), (signal.ITIMER_PROF, "PROF")):
         if signal.getitimer(which) != (0.0, 0.0):
             changed.append(f"signal.setitimer(ITIMER_{name})")

@@ -392,3 +392,18 @@ def test_reference_state_is_fingerprinted_before_the_reference_runs():
     case = make_case(problem, cfg, 11, 12, "cpu")
     assert any("running_mean" in k for k in state)
     assert case.state_sums == state_fingerprint(state)
+
+
+def test_a_second_report_on_the_channel_is_forged():
+    """The candidate shares the worker's process and can write on its message pipe; the reports the
+    worker sends once (per configuration, per case) must come once, or none of them can be trusted."""
+    from kbench_lib.judge import _forged_reports
+
+    honest = [{"event": "inputs", "cases": []}, {"event": "case_done", "case": 0}, {"event": "case_done", "case": 1},
+              {"event": "timed_inputs", "config": "v1", "cases": {}}, {"event": "timed_inputs", "config": None, "cases": {}},
+              {"event": "variant_timing", "config": "v1"}, {"event": "timing"}, {"event": "done"}, {"event": "stage"}, {"event": "stage"}]
+    assert _forged_reports(honest) is None
+    for extra in ({"event": "timing", "timing": {"median_ms": 1e-6}}, {"event": "case_done", "case": 1},
+                  {"event": "timed_inputs", "config": None, "cases": {}}, {"event": "inputs", "cases": []}):
+        why = _forged_reports(honest[:-1] + [extra] + honest[-1:])
+        assert why and extra["event"] in why, (extra, why)

@@ -110,6 +110,8 @@ CHEATS = [
     Cheat("15c_forge_results_and_die.py", ELEMENTWISE, tamper=True, forges_time=True),
     Cheat("15d_precompute_timed_inputs.py", ELEMENTWISE, tamper=True),
     Cheat("15e_precompute_while_drawn.py", ELEMENTWISE, tamper=True, all_of=("flag:input_drawing_tampered",)),
+    Cheat("15f_override_tensor_method_seen_in_draw.py", LINEAR, tamper=True, all_of=("flag:input_drawing_tampered",)),
+    Cheat("15g_patch_judge_helper_module.py", LINEAR, tamper=True, all_of=("flag:input_drawing_tampered",)),
     # 16-18: numerics and settings
     Cheat("16_precision_downgrade_bf16.py", LINEAR, any_of=("failure:output_mismatch",)),
     Cheat("17a_global_settings_assignment.py", LINEAR, all_of=("flag:patches_library",)),
