@@ -473,7 +473,13 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
     done = _last(res.messages, "done")
     harness = _last(res.messages, "harness_error")
     if harness and not fail:
-        raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
+        imported = any(isinstance(m, dict) and m.get("event") == "stage" and m.get("stage") == "load" for m in res.messages)
+        if not imported:  # no candidate code had run: the harness's own fault
+            raise JudgeError(f"the judge's worker failed: {harness.get('message', '')[-2000:]}")
+        # once the candidate is imported, a harness failure is its doing, or a report it wrote on the
+        # channel to pass its own failure off as the judge's
+        _fail(v, "crash", f"the worker failed after the candidate was imported: {str(harness.get('message', ''))[-2000:]}", res.log)
+        return True
     # the first report of the inputs was sent before the candidate was imported: a later one is not the worker's
     drawn = _first(res.messages, "inputs")
     if drawn is not None:
@@ -760,22 +766,34 @@ def _timing_stats(stats) -> dict | str:
     return stats
 
 
-def _timed_inputs_differ(res, prep: PreparedProblem, timed: list[int]) -> str | None:
-    """Why the timed sets the worker drew (after the candidate was imported, just before their
-    first timed calls) are not the judge's, or None: their fingerprints, from the worker's last
-    ``timed_inputs`` report naming exactly these sets, against the judge's own."""
+def _timed_cases(res, prep: PreparedProblem, timed: list[int]) -> tuple[dict | None, str | None]:
+    """The judge's own cases for one timed run's sets, as the worker drew them: each set's seed
+    came from the OS at its first timed call (no seed of a timed set exists earlier, so none can be
+    answered ahead) and is reported in ``timed_inputs`` with the inputs' fingerprints. The judge
+    draws the same sets and runs its reference on them; fingerprints that differ mean the drawing
+    was steered. Returns (index -> Case, None) or (None, why)."""
     keys = {str(i) for i in timed}
     got = None
     for m in res.messages:
         if isinstance(m, dict) and m.get("event") == "timed_inputs" and isinstance(m.get("cases"), dict) and set(m["cases"]) == keys:
             got = m["cases"]
     if got is None:
-        return "the worker reported no fingerprints of the timed input sets it drew"
+        return None, "the worker reported no seeds and fingerprints of the timed input sets it drew"
+    cases = {}
     for i in timed:
-        mine = _plain_json([t["sums"] if is_fingerprint(t) else None for t in prep.cases[i].inputs])
-        if _plain_json(got[str(i)]) != mine:
-            return f"timed input set {i} ({prep.cases[i].config}) is not the judge's: its drawing was steered"
-    return None
+        entry = got[str(i)]
+        seed = entry.get("seed") if isinstance(entry, dict) else None
+        if type(seed) is not int or not 0 <= seed < 1 << 63:
+            return None, f"the report of timed input set {i} holds no seed"
+        try:
+            case = prep.timed_case(i, seed)
+        except Exception as e:  # noqa: BLE001 - the reference ran on every other set of this configuration
+            raise JudgeError(f"the reference failed on timed input set {i} (seed {seed}): {type(e).__name__}: {e}") from e
+        mine = _plain_json([t["sums"] if is_fingerprint(t) else None for t in case.inputs])
+        if _plain_json(entry.get("inputs")) != mine:
+            return None, f"timed input set {i} ({prep.cases[i].config}) is not the judge's: its drawing was steered"
+        cases[i] = case
+    return cases, None
 
 
 def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
@@ -796,7 +814,7 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
         return False
     samples, afters = tdata.get("samples"), tdata.get("inputs_after")
     keys = {str(i) for i in timed}
-    steered = _timed_inputs_differ(res, prep, timed)
+    drawn, steered = _timed_cases(res, prep, timed)
     if steered:
         _fail(v, "input_mutated", f"during timing{where}: {steered}", res.log)
         return False
@@ -808,12 +826,12 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
             _fail(v, "crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}", res.log)
             return False
     for idx, outs in (samples or {}).items():
-        m, _ = compare_outputs(prep.cases[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
+        m, _ = compare_outputs(drawn[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
         if m:
             _fail(v, "output_mismatch", f"output during timing{where} differs from the reference: {m.message}", res.log)
             return False
     for idx, after in afters.items():
-        changed = unchanged(prep.cases[int(idx)].inputs, after, cmp_dev)
+        changed = unchanged(drawn[int(idx)].inputs, after, cmp_dev)
         if changed:
             _fail(v, "input_mutated", f"during timing{where}: {changed}", res.log)
             return False

@@ -7,11 +7,14 @@ timed calls see; with ``time_variants``, :data:`VARIANT_TIMING_SETS` more for ea
 reference's expected outputs (on the judge's GPU when it has one: the comparison runs there, and
 the judge's host memory stays small), fingerprints of every input set and of the reference state
 (the candidate's worker draws the same inputs and builds the same state itself, and proves it),
-the eager baseline timed once over the same rotation (and once per variant, with
-``time_variants``), the reference's compute ops, and the roofline bound.
+the eager baseline timed once over a rotation of the configuration's timed sets (and once per
+variant, with ``time_variants``), the reference's compute ops, and the roofline bound.
 
 Seeds are drawn fresh for each prepared problem (each batch) unless given; the candidate's worker
-learns them only inside its own sandbox, where it draws its inputs before any candidate code runs.
+learns the checked sets' seeds only inside its own sandbox, where it draws them before any
+candidate code runs. A candidate's timed sets are its worker's own: each drawn at its first timed
+call from a seed the worker takes from the OS then, and drawn again here from the reported seed
+(:meth:`PreparedProblem.timed_case`) for the re-check; the baseline's timed sets are the plan's.
 Nothing here ever enters a candidate's process (THREATS #4, #15).
 """
 from __future__ import annotations
@@ -26,6 +29,7 @@ from . import baselines_store, profiling, roofline, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
+from .compare import fingerprint
 from .reference import Case, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from .tensors import TOLERANCE, nbytes, require_grad
 from .timing import Timing, time_callable
@@ -97,6 +101,7 @@ class PreparedProblem:
     _ref_ops: dict | None = None
     _compile_ms: dict = field(default_factory=dict)
     _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
+    _timed_models: dict = field(default_factory=dict)  # config name -> its reference model (timed_case)
 
     @property
     def timed(self) -> list[bool]:
@@ -120,10 +125,36 @@ class PreparedProblem:
         """What the candidate's worker is told about each case: how to draw its inputs and build
         the reference state, never what the outputs should be."""
         return [
-            {"config": s.config.name, "overrides": s.config.overrides, "init_seed": s.init_seed, "input_seed": s.input_seed,
-             "timed": s.timed, "grad_output": c.grad_output}
+            # a timed set's seed is the worker's own, drawn from the OS at its first timed call: a seed
+            # known in advance lets the candidate draw the set and answer it off the clock
+            {"config": s.config.name, "overrides": s.config.overrides, "init_seed": s.init_seed,
+             "input_seed": None if s.timed else s.input_seed, "timed": s.timed, "grad_output": c.grad_output}
             for s, c in zip(self.specs, self.cases)
         ]
+
+    def timed_case(self, index: int, seed: int) -> Case:
+        """The judge's own case for timed set ``index`` as the worker drew it, with its own ``seed``
+        (reported after the timed calls): inputs' fingerprints and expected outputs. A forward task
+        reuses the configuration's reference model."""
+        s = self.specs[index]
+        if self.problem.task == "backward":
+            return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
+                             keep_on_device=self.expected_on_device)
+        model = self._timed_models.get(s.config.name)
+        if model is None:
+            first = next(i for i, x in enumerate(self.specs) if x.timed)
+            model = self.reference_model() if s.config.name == self.specs[first].config.name else self._variant_model(index)
+            self._timed_models[s.config.name] = model
+        set_flags()
+        inputs = make_inputs(self.problem, s.config, seed, self.precision, self.device)
+        with torch.no_grad():
+            out = model(*inputs)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        keep = (lambda t: t.detach().clone()) if self.expected_on_device else (lambda t: t.detach().cpu().clone())
+        base = self.cases[index]
+        return Case(config=base.config, init_seed=base.init_seed, input_seed=seed, init_inputs=base.init_inputs,
+                    inputs=[fingerprint(t) if isinstance(t, torch.Tensor) else t for t in inputs],
+                    expected=[keep(o) if isinstance(o, torch.Tensor) else o for o in outs], state_sums=base.state_sums)
 
     def reference_model(self):
         """The reference model of the timed configuration, built once."""
@@ -150,7 +181,8 @@ class PreparedProblem:
         return self.reference_profile()["ops"]
 
     def baseline(self, opts) -> Timing:
-        """The eager baseline over the same rotation the candidate is timed on, measured once."""
+        """The eager baseline over the plan's timed sets of the default configuration (the same
+        configuration and count the candidate is timed on, other data), measured once."""
         if self._baseline is None:
             self._baseline = self._time_reference(opts)
         return self._baseline

@@ -40,6 +40,7 @@ _detach = torch.Tensor.detach
 _to = torch.Tensor.to
 _clone = torch.Tensor.clone
 _empty_like = torch.empty_like
+_urandom = os.urandom
 _OOM = torch.OutOfMemoryError
 _mem_get_info = torch.cuda.mem_get_info
 _memory_reserved = torch.cuda.memory_reserved
@@ -447,8 +448,10 @@ def run(mode: str, jobdir: str) -> int:
         chan.send(event="stage", stage="profile")
         try:
             case = loaded[warm[0] if warm else timed[0]]
-            if case["inputs"] is None:  # no checked set to profile on (not in kbench's plans): draw a timed one
-                _draw_inputs(case, cases[timed[0]], job, str(device))
+            if case["inputs"] is None:  # no checked set to profile on (not in kbench's plans): a set of its own
+                case = {**case, "namespace": instantiate(load_problem(job["problem_path"], job.get("problem_level")),
+                                                         Config(case["config"], cases[timed[0]].get("overrides") or {}))}
+                _draw_inputs(case, {**cases[timed[0]], "input_seed": int.from_bytes(_urandom(8), "little") >> 1}, job, str(device))
             model = make_model(case)
             inputs = to_device(case["inputs"], device)
             with torch.no_grad():
@@ -790,6 +793,7 @@ class _TimedDraws:
         self.cases, self.metas, self.indices, self.job, self.device = cases, metas, indices, job, device
         self.backward, self.before, self.flags = backward, before, flags
         self.sets: dict[int, list] = {}
+        self.seeds: dict[int, int] = {}
         self.reserved: list = []
 
     def reserve(self, like: list) -> None:
@@ -817,11 +821,15 @@ class _TimedDraws:
         i = self.indices[j]
         case = self.cases[i]
         self.reserved.clear()  # its blocks are cached by the allocator for this draw and the next
+        # the set's seed: the OS's randomness, now (the judge learns it from timed_inputs and draws
+        # the same set for its re-check); no seed of a timed set exists before its first timed call
+        seed = int.from_bytes(_urandom(8), "little") >> 1
         gc_was = gc.isenabled()
         gc.disable()  # no collection (and no gc callback) inside a draw
         try:
             if case["inputs"] is None:
-                _draw_inputs(case, self.metas[i], self.job, str(self.device))
+                _draw_inputs(case, {**self.metas[i], "input_seed": seed}, self.job, str(self.device))
+                self.seeds[j] = seed
             inputs = to_device(case["inputs"], self.device)
         finally:
             if gc_was:
@@ -843,8 +851,10 @@ class _TimedDraws:
         """The sets drawn so far, in order (every set, once each has been called)."""
         return [self.sets[j] for j in sorted(self.sets)]
 
-    def fingerprints(self) -> dict[str, list]:
-        return {str(self.indices[j]): self.cases[self.indices[j]]["fingerprints"] for j in sorted(self.sets)}
+    def fingerprints(self) -> dict[str, dict]:
+        """Each drawn set's seed and its inputs' fingerprints, by case index (``timed_inputs``)."""
+        return {str(self.indices[j]): {"seed": self.seeds.get(j), "inputs": self.cases[self.indices[j]]["fingerprints"]}
+                for j in sorted(self.sets)}
 
 
 def _inputs_after(inputs) -> list:

@@ -310,9 +310,10 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
                      {"samples": {k: good for k in keys}, "inputs_after": {"0": [], "1": []}})
     case = SimpleNamespace(expected=good, inputs=[])
     other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
-    prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4)
+    prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4, timed_case=lambda i, seed: [case, case, other][i])
     v = _forged_verdict()
-    res = SimpleNamespace(log="", messages=[{"event": "timed_inputs", "config": None, "cases": {"0": [], "1": []}}])
+    res = SimpleNamespace(log="", messages=[{"event": "timed_inputs", "config": None,
+                                             "cases": {"0": {"seed": 1, "inputs": []}, "1": {"seed": 2, "inputs": []}}}])
     try:
         assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
         assert v.failure == "crash" and "timed sets" in v.message, v.message
@@ -327,14 +328,18 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
 
 
 @pytest.mark.parametrize("reported, why", [
-    (None, "no fingerprints"),                                    # never reported
-    ({"0": [[1.0, 2.0]]}, "no fingerprints"),                     # a report naming other sets than the group's
-    ({"0": [[1.0, 2.0]], "1": [[9.0, 2.0]]}, "steered"),          # set 1 drawn as other data
+    (None, "no seeds"),                                                       # never reported
+    ({"0": {"seed": 5, "inputs": [[1.0, 2.0]]}}, "no seeds"),                 # a report naming other sets than the group's
+    ({"0": {"seed": 5, "inputs": [[1.0, 2.0]]}, "1": {"inputs": [[1.0, 2.0]]}}, "holds no seed"),
+    ({"0": {"seed": 5, "inputs": [[1.0, 2.0]]}, "1": {"seed": -3, "inputs": [[1.0, 2.0]]}}, "holds no seed"),
+    ({"0": {"seed": 5, "inputs": [[1.0, 2.0]]}, "1": {"seed": 6, "inputs": [[9.0, 2.0]]}}, "steered"),  # set 1 drawn as other data
 ])
 def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
-    """The timed sets are drawn in the candidate's process after its import, just before their first
-    timed calls; the fingerprints it reports for them must be the judge's own, or the timed calls ran
-    on data the candidate steered (input_mutated), whatever their outputs."""
+    """The timed sets are drawn in the candidate's process after its import, each just before its
+    first timed call, with a seed from the OS; the worker reports each set's seed and fingerprints,
+    the judge draws the same set itself (PreparedProblem.timed_case) and re-checks the samples against
+    its own reference on it. A missing or seedless report, or fingerprints other than the judge's
+    draw of that seed (a steered draw), fail the candidate (input_mutated), whatever its outputs."""
     from types import SimpleNamespace
 
     import torch
@@ -346,34 +351,22 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
     good = [torch.ones(3)]
     tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
     case = SimpleNamespace(expected=good, inputs=[fp], config="default")
-    prep = SimpleNamespace(device="cpu", cases=[case, case], tolerance=1e-4)
+    asked = []
+    prep = SimpleNamespace(device="cpu", cases=[case, case], tolerance=1e-4, timed_case=lambda i, seed: asked.append((i, seed)) or case)
     msgs = [] if reported is None else [{"event": "timed_inputs", "config": None, "cases": reported}]
     v = _forged_verdict()
     try:
         assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
                                               judge_mod.JudgeOptions(), "")
         assert v.failure == "input_mutated" and why in v.message, v.message
-        honest = [{"event": "timed_inputs", "config": None, "cases": {"0": [[1.0, 2.0]], "1": [[1.0, 2.0]]}}]
-        v = _forged_verdict()
+        honest = [{"event": "timed_inputs", "config": None,
+                   "cases": {"0": {"seed": 11, "inputs": [[1.0, 2.0]]}, "1": {"seed": 12, "inputs": [[1.0, 2.0]]}}}]
+        v, asked[:] = _forged_verdict(), []
         assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
                                           judge_mod.JudgeOptions(), ""), v.message
+        assert asked == [(0, 11), (1, 12)]  # the judge drew the sets with the worker's seeds
     finally:
         out.close()
-
-
-def test_a_file_planted_at_out_during_the_build_is_the_candidates_crash(scale_add_relu, fast_cpu_opts, fixtures):
-    """A compiled candidate's import runs at build time too: one that puts a plain file where the
-    job's ``out`` folder was fails with its own verdict, never as an error of the judge."""
-    from kbench_lib.candidates import Candidate
-
-    swap = ("import os, shutil\n"
-            "_out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\n"
-            "if os.path.isdir(_out) and not os.path.islink(_out):\n"
-            "    shutil.rmtree(_out)\n"
-            "    open(_out, 'w').write('not a folder')\n")
-    source = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text() + "\n" + swap
-    v = judge(scale_add_relu, Candidate(source, "cpp"), fast_cpu_opts)
-    assert not v.correct and v.failure == "crash", (v.failure, v.message)
 
 
 def test_reference_state_is_fingerprinted_before_the_reference_runs():
@@ -407,3 +400,21 @@ def test_a_second_report_on_the_channel_is_forged():
                   {"event": "timed_inputs", "config": None, "cases": {}}, {"event": "inputs", "cases": []}):
         why = _forged_reports(honest[:-1] + [extra] + honest[-1:])
         assert why and extra["event"] in why, (extra, why)
+
+
+def test_a_harness_failure_after_the_import_is_the_candidates():
+    """A harness_error before the candidate was imported is the judge's fault (JudgeError); after it,
+    the candidate's doing or a report it forged to pass its own failure off as the judge's: a crash."""
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    prep = SimpleNamespace(cases=[], timed=[])
+    before = SimpleNamespace(messages=[{"event": "stage", "stage": "build"}, {"event": "harness_error", "message": "boom"}], log="")
+    with pytest.raises(judge_mod.JudgeError):
+        judge_mod._run_failed(_forged_verdict(), before, prep, judge_mod.JudgeOptions())
+    after = SimpleNamespace(messages=[{"event": "inputs", "cases": []}, {"event": "stage", "stage": "load"},
+                                      {"event": "harness_error", "message": "boom"}], log="")
+    v = _forged_verdict()
+    assert judge_mod._run_failed(v, after, prep, judge_mod.JudgeOptions())
+    assert v.failure == "crash" and "after the candidate was imported" in v.message

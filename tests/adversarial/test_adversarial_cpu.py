@@ -86,6 +86,7 @@ CHEATS = [
     Cheat("06b_degenerate_constant_output.py", CONSTANT, all_of=("flag:degenerate_task",)),
     Cheat("07a_single_shape.py", ELEMENTWISE, any_of=("failure:shape_mismatch", "failure:output_mismatch")),
     Cheat("07b_replays_job_inputs.py", ELEMENTWISE, tamper=True),
+    Cheat("07c_predicts_timed_seeds.py", LINEAR, tamper=True),
     # 8-10: what the timed calls do
     Cheat("08a_memoise_by_pointer.py", ELEMENTWISE),
     Cheat("08b_memoise_by_fingerprint.py", ELEMENTWISE),
