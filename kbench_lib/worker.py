@@ -639,6 +639,8 @@ def _draw_cases(job: dict, device: torch.device) -> list[dict]:
     precision, dev = job["precision"], str(device)
     states: dict = {}
     out = []
+    recorded: set = set()
+    ops: set = set()
     for m in job["cases"]:
         cfg = Config(m["config"], m.get("overrides") or {})
         key = (m["config"], m["init_seed"])
@@ -651,9 +653,49 @@ def _draw_cases(job: dict, device: torch.device) -> list[dict]:
                 # a fresh namespace of the problem file per case, as the judge's make_inputs makes it
                 "namespace": instantiate(problem, cfg.overrides)}
         if not m.get("timed"):
-            _draw_inputs(case, m, job, dev)
+            if m["config"] in recorded:
+                _draw_inputs(case, m, job, dev)
+            else:  # the first checked set of a configuration: which operators a draw dispatches to
+                recorded.add(m["config"])
+                ops.update(_recording_ops(lambda: _draw_inputs(case, m, job, dev), lambda: _draw_inputs(case, m, job, dev),
+                                          case))
         out.append(case)
+    global _DRAW_OPS
+    _DRAW_OPS = frozenset(ops)
     return out
+
+
+# operators a timed draw may dispatch to, beside those a checked draw of the same problem was seen to
+# use: a kernel registered over one of them (torch.library, "aten" IMPL) sees every tensor it makes
+_FACTORY_OPS = ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm", "normal_", "uniform_",
+                "random_", "bernoulli_", "exponential_", "normal", "bernoulli", "multinomial", "empty.memory_format",
+                "empty_like", "empty_strided", "_to_copy", "copy_", "to", "fill_", "zeros", "ones", "full", "arange",
+                "linspace", "clone", "cat", "stack", "contiguous", "sum", "requires_grad_")
+_DRAW_OPS: frozenset = frozenset()  # the operators checked around each timed draw (set once, before the import)
+
+
+def _recording_ops(draw, redraw, case: dict) -> set[str]:
+    """The aten operators ``draw()`` dispatches to (recorded under a dispatch mode, before the
+    candidate exists), and the fixed factory list; the draw is made again plainly (same seed, same
+    data) if the mode could not record it."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: set[str] = set()
+
+    class _Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.add(func._schema.name)
+            return func(*args, **(kwargs or {}))
+
+    namespace = dict(case["namespace"])  # the draw pops it; a plain redraw needs it again
+    try:
+        with _Record():
+            draw()
+    except Exception:  # noqa: BLE001 - an operator the mode cannot pass through: the fixed list only
+        case["namespace"] = namespace
+        redraw()
+        seen = set()
+    return seen | {f"aten::{op}" for op in _FACTORY_OPS}
 
 
 def _draw_inputs(case: dict, meta: dict, job: dict, dev: str) -> None:
@@ -724,6 +766,11 @@ def _drawing_state(cases: list[dict]) -> dict:
             if inspect.isfunction(v):
                 for attr in ("__code__", "__defaults__", "__kwdefaults__"):
                     objs[f"problem[{i}].{k}.{attr}"] = getattr(v, attr)
+    for op in _DRAW_OPS:  # each operator's dispatch table: a kernel registered over one changes it
+        try:
+            objs[f"dispatch:{op}"] = torch._C._dispatch_dump(op)
+        except RuntimeError:
+            pass
     objs["sys.gettrace"], objs["sys.getprofile"] = sys.gettrace(), sys.getprofile()
     objs["gc.callbacks"] = tuple(gc.callbacks)
     for sig in (signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGIO, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2):
@@ -765,7 +812,7 @@ def _drawing_tampered(before: dict, cases: list[dict]) -> list[str]:
     changed = [k for k, v in now.items() if k in before and not _same(before[k], v)]
     # a callable removed from a namespace (deleted, to be found through a module __getattr__); a
     # drawn case's namespace is gone on purpose
-    changed += [k for k in before if k.startswith(("module:", "class:", "own:")) and k not in now]
+    changed += [k for k in before if k.startswith(("module:", "class:", "own:", "dispatch:")) and k not in now]
     # a name added where lookups fall through: to a class (an override of a base's method), to the
     # judge's modules, to a pending problem's namespace (a global that shadows a builtin)
     pending = {k.split("]", 1)[0] for k in now if k.startswith("problem[")}

@@ -418,3 +418,40 @@ def test_a_harness_failure_after_the_import_is_the_candidates():
     v = _forged_verdict()
     assert judge_mod._run_failed(v, after, prep, judge_mod.JudgeOptions())
     assert v.failure == "crash" and "after the candidate was imported" in v.message
+
+
+def test_a_kernel_registered_over_a_drawing_operator_is_seen(tmp_path):
+    """torch.library can register a kernel over an aten operator ("aten" IMPL); one over an operator
+    the timed draw dispatches to would see every timed set as it is made. The worker records the
+    operators a checked draw uses (before the candidate exists) and compares their dispatch tables
+    around each timed draw. Run in a child process: the registration is global to the process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    code = r'''
+import json, sys, warnings
+import torch
+from kbench_lib import worker
+warnings.simplefilter("ignore")
+job = {"problem_path": sys.argv[1], "precision": "fp32", "cases": [
+    {"config": "default", "overrides": {}, "init_seed": 3, "input_seed": 4, "timed": False, "grad_output": None},
+    {"config": "default", "overrides": {}, "init_seed": 3, "input_seed": None, "timed": True, "grad_output": None}]}
+worker._warm_imports()
+cases = worker._draw_cases(job, torch.device("cpu"))
+before = worker._drawing_state(cases)
+clean = worker._drawing_tampered(before, cases)
+lib = torch.library.Library("aten", "IMPL")
+lib.impl("normal_", lambda self, mean=0.0, std=1.0, generator=None: self, "CPU")
+print(json.dumps({"clean": clean, "after": worker._drawing_tampered(before, cases), "ops": sorted(worker._DRAW_OPS)}))
+'''
+    r = subprocess.run([sys.executable, "-c", code, str(repo / "tests" / "adversarial" / "problems" / "2_Linear_GELU.py")],
+                       capture_output=True, text=True, timeout=300, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["clean"] == [], got
+    assert "dispatch:aten::normal_" in got["after"], got
+    assert "aten::mul" in got["ops"]  # recorded from the checked draw (its fingerprints), not only the fixed list
