@@ -21,10 +21,11 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import torch
 
 from . import build, guards, profiling, sandbox, tensorfile
 from .candidates import Candidate
-from .compare import compare_outputs, is_fingerprint, unchanged
+from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
 from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
@@ -766,19 +767,17 @@ def _timing_stats(stats) -> dict | str:
     return stats
 
 
-def _timed_cases(res, prep: PreparedProblem, timed: list[int]) -> tuple[dict | None, str | None]:
+def _timed_cases(res, prep: PreparedProblem, timed: list[int], config: str | None = None) -> tuple[dict | None, str | None]:
     """The judge's own cases for one timed run's sets, as the worker drew them: each set's seed
     came from the OS at its first timed call (no seed of a timed set exists earlier, so none can be
     answered ahead) and is reported in ``timed_inputs`` with the inputs' fingerprints. The judge
     draws the same sets and runs its reference on them; fingerprints that differ mean the drawing
     was steered. Returns (index -> Case, None) or (None, why)."""
     keys = {str(i) for i in timed}
-    got = None
-    for m in res.messages:
-        if isinstance(m, dict) and m.get("event") == "timed_inputs" and isinstance(m.get("cases"), dict) and set(m["cases"]) == keys:
-            got = m["cases"]
-    if got is None:
-        return None, "the worker reported no seeds and fingerprints of the timed input sets it drew"
+    reports = [m for m in res.messages if isinstance(m, dict) and m.get("event") == "timed_inputs" and m.get("config") == config]
+    if len(reports) != 1 or not isinstance(reports[0].get("cases"), dict) or set(reports[0]["cases"]) != keys:
+        return None, "the worker reported no seeds and fingerprints of the timed input sets it drew (or more than one report)"
+    got = reports[0]["cases"]
     cases = {}
     for i in timed:
         entry = got[str(i)]
@@ -793,11 +792,29 @@ def _timed_cases(res, prep: PreparedProblem, timed: list[int]) -> tuple[dict | N
         if _plain_json(entry.get("inputs")) != mine:
             return None, f"timed input set {i} ({prep.cases[i].config}) is not the judge's: its drawing was steered"
         cases[i] = case
+    cases["written"] = reports[0].get("written")
     return cases, None
 
 
+def _rewritten(tdata: dict, written, device: str | None) -> str | None:
+    """Why the timing record read back is not the one the worker reported writing (fingerprints of
+    its samples and its inputs-after, sent right after the write), or None. Candidate code can run
+    after the write (a finalizer, a patched property); a record it rewrote then no longer matches."""
+    if not isinstance(written, dict):
+        return "came with no report of what was written"
+    samples = tdata.get("samples") or {}
+    try:
+        mine = {k: [fingerprint(o)["sums"] if isinstance(o, torch.Tensor) else None for o in outs] for k, outs in samples.items()}
+    except Exception as e:  # noqa: BLE001 - a sample that is not a list of tensors
+        return f"holds samples that cannot be read back ({type(e).__name__})"
+    if _plain_json(mine) != _plain_json(written.get("samples") or {}) or \
+            _plain_json(tdata.get("inputs_after")) != _plain_json(written.get("inputs_after")):
+        return "was rewritten after the worker wrote it (its samples or inputs differ from the worker's report of them)"
+    return None
+
+
 def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
-                     where: str) -> bool:
+                     where: str, config: str | None = None) -> bool:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
     THREATS #8, #9) and the inputs as the timed calls left them. ``timed``: the indices of that
     run's timed input sets; the worker samples every one of them (each set's first call always) and
@@ -814,10 +831,6 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
         return False
     samples, afters = tdata.get("samples"), tdata.get("inputs_after")
     keys = {str(i) for i in timed}
-    drawn, steered = _timed_cases(res, prep, timed)
-    if steered:
-        _fail(v, "input_mutated", f"during timing{where}: {steered}", res.log)
-        return False
     for what, got in (("sampled outputs", samples), ("inputs after the timed calls", afters)):
         if what == "sampled outputs" and not got:
             continue  # nothing sampled (guards off): flagged below when guards are on
@@ -825,6 +838,14 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
             shown = sorted(map(str, got))[:8] if isinstance(got, dict) else type(got).__name__
             _fail(v, "crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}", res.log)
             return False
+    drawn, steered = _timed_cases(res, prep, timed, config)
+    if steered:
+        _fail(v, "input_mutated", f"during timing{where}: {steered}", res.log)
+        return False
+    rewritten = _rewritten(tdata, drawn.pop("written"), cmp_dev)
+    if rewritten:
+        _fail(v, "crash", f"the timing record{where} {rewritten}", res.log)
+        return False
     for idx, outs in (samples or {}).items():
         m, _ = compare_outputs(drawn[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
         if m:
@@ -854,7 +875,7 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
         if isinstance(stats, str):
             _fail(v, "crash", f"the worker's timing report of variant {name} is malformed: {stats}", res.log)
             return False
-        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}"):
+        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}", config=name):
             return False
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],

@@ -339,6 +339,15 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
         other = next((c for c in cases[1:] if c.config == cases[0].config), None)
         for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, p.tolerance):
             p.flags.append(f"degenerate_task: {reason}")
+    # a timed set of the plan serves the baseline and, through its expected outputs, the sizes of a
+    # candidate's timing record only: a candidate's timed sets are its worker's own, drawn again per
+    # verdict (timed_case). Shapes kept on the meta device, the memory given back
+    meta = lambda t: torch.empty_like(t, device="meta") if isinstance(t, torch.Tensor) else t  # noqa: E731
+    for c, s in zip(cases, specs):
+        if s.timed:
+            c.expected = [meta(e) for e in c.expected]
+            c.expected_input_grads = [meta(g) for g in c.expected_input_grads]
+            c.expected_param_grads = {k: meta(g) for k, g in c.expected_param_grads.items()}
     if device.startswith("cuda"):
         try:
             p.sol_ms = roofline.problem_sol_ms(problem, device_name(device), opts.precision, small)

@@ -372,6 +372,7 @@ def time_cuda(
     device_clock: bool = True,
     device_calls: int | None = None,
     head_start: bool = True,
+    on_trials=None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
@@ -381,7 +382,8 @@ def time_cuda(
     given, so the first timed call on each input set is the first call that sees its data.
     ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
     (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).
-    ``head_start`` issues each call behind the device-filling spin (module docstring)."""
+    ``head_start`` issues each call behind the device-filling spin (module docstring).
+    ``on_trials()`` is called once the warm-up is over, before the first timed call."""
     t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
@@ -414,6 +416,8 @@ def time_cuda(
         return t, out
 
     warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
+    if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
+        on_trials()
     t2 = _monotonic()
     # input_sets[i] is evaluated before one() starts its clock: a set drawn on first use
     # (kbench_lib.worker._TimedDraws) is drawn off the clock
@@ -443,6 +447,7 @@ def time_cpu(
     after_call=None,
     warmup_sets: list | None = None,
     max_remeasure: int = 0,
+    on_trials=None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on the CPU with a monotonic clock, rotating over ``input_sets``.
 
@@ -450,6 +455,8 @@ def time_cpu(
     testable on machines without a GPU, where a shared, noisy CPU would re-measure most runs."""
     t0 = _monotonic()
     warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms)
+    if on_trials is not None:
+        on_trials()
     t1 = _monotonic()
 
     def trial(set_index):

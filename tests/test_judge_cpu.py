@@ -303,6 +303,7 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
     import torch
 
     from kbench_lib import judge as judge_mod, tensorfile
+    from kbench_lib.compare import fingerprint
 
     out = judge_mod._OutDir(tmp_path)
     good = [torch.ones(3)]
@@ -312,8 +313,10 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
     other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
     prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4, timed_case=lambda i, seed: [case, case, other][i])
     v = _forged_verdict()
+    ones = fingerprint(good[0])["sums"]
     res = SimpleNamespace(log="", messages=[{"event": "timed_inputs", "config": None,
-                                             "cases": {"0": {"seed": 1, "inputs": []}, "1": {"seed": 2, "inputs": []}}}])
+                                             "cases": {"0": {"seed": 1, "inputs": []}, "1": {"seed": 2, "inputs": []}},
+                                             "written": {"samples": {"0": [ones], "1": [ones]}, "inputs_after": {"0": [], "1": []}}}])
     try:
         assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
         assert v.failure == "crash" and "timed sets" in v.message, v.message
@@ -345,6 +348,7 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
     import torch
 
     from kbench_lib import judge as judge_mod, tensorfile
+    from kbench_lib.compare import fingerprint
 
     fp = {"shape": [2], "dtype": "torch.float32", "sums": [1.0, 2.0]}
     out = judge_mod._OutDir(tmp_path)
@@ -359,14 +363,43 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
         assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
                                               judge_mod.JudgeOptions(), "")
         assert v.failure == "input_mutated" and why in v.message, v.message
-        honest = [{"event": "timed_inputs", "config": None,
+        ones = fingerprint(good[0])["sums"]
+        written = {"samples": {"0": [ones], "1": [ones]}, "inputs_after": {"0": [fp], "1": [fp]}}
+        honest = [{"event": "timed_inputs", "config": None, "written": written,
                    "cases": {"0": {"seed": 11, "inputs": [[1.0, 2.0]]}, "1": {"seed": 12, "inputs": [[1.0, 2.0]]}}}]
         v, asked[:] = _forged_verdict(), []
         assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
                                           judge_mod.JudgeOptions(), ""), v.message
         assert asked == [(0, 11), (1, 12)]  # the judge drew the sets with the worker's seeds
+        # the same report labelled as another configuration's is not this run's
+        other = [{**honest[0], "config": "small_variant0"}]
+        v = _forged_verdict()
+        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=other), prep, out, "timing.kbt", [0, 1],
+                                              judge_mod.JudgeOptions(), "")
+        # a record rewritten after the worker reported it (a finalizer that ran after the write)
+        tensorfile.write(str(tmp_path / "out" / "timing.kbt"),
+                         {"samples": {"0": [torch.full((3,), 2.0)], "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
+        v = _forged_verdict()
+        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+                                              judge_mod.JudgeOptions(), "")
+        assert v.failure == "crash" and "rewritten" in v.message, v.message
     finally:
         out.close()
+
+
+def test_a_file_planted_at_out_during_the_build_is_the_candidates_crash(scale_add_relu, fast_cpu_opts, fixtures):
+    """A compiled candidate's import runs at build time too: one that puts a plain file where the
+    job's ``out`` folder was fails with its own verdict, never as an error of the judge."""
+    from kbench_lib.candidates import Candidate
+
+    swap = ("import os, shutil\n"
+            "_out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\n"
+            "if os.path.isdir(_out) and not os.path.islink(_out):\n"
+            "    shutil.rmtree(_out)\n"
+            "    open(_out, 'w').write('not a folder')\n")
+    source = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text() + "\n" + swap
+    v = judge(scale_add_relu, Candidate(source, "cpp"), fast_cpu_opts)
+    assert not v.correct and v.failure == "crash", (v.failure, v.message)
 
 
 def test_reference_state_is_fingerprinted_before_the_reference_runs():
@@ -446,7 +479,9 @@ before = worker._drawing_state(cases)
 clean = worker._drawing_tampered(before, cases)
 lib = torch.library.Library("aten", "IMPL")
 lib.impl("normal_", lambda self, mean=0.0, std=1.0, generator=None: self, "CPU")
-print(json.dumps({"clean": clean, "after": worker._drawing_tampered(before, cases), "ops": sorted(worker._DRAW_OPS)}))
+after = worker._drawing_tampered(before, cases)
+lib.impl("mul.Tensor", lambda a, b: a, "CPU")  # an overload, not the default (its table has the overload's name)
+print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_tampered(before, cases), "ops": sorted(worker._DRAW_OPS)}))
 '''
     r = subprocess.run([sys.executable, "-c", code, str(repo / "tests" / "adversarial" / "problems" / "2_Linear_GELU.py")],
                        capture_output=True, text=True, timeout=300, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
@@ -454,4 +489,6 @@ print(json.dumps({"clean": clean, "after": worker._drawing_tampered(before, case
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["clean"] == [], got
     assert "dispatch:aten::normal_" in got["after"], got
-    assert "aten::mul" in got["ops"]  # recorded from the checked draw (its fingerprints), not only the fixed list
+    assert "dispatch:aten::mul.Tensor" in got["overload"], got
+    assert "aten::mul.Tensor" in got["ops"]  # recorded, with its overload, from the checked draw (its fingerprints)
+    assert "aten::randn" in got["ops"] and "aten::randn.generator" in got["ops"]  # every overload of the fixed list

@@ -113,6 +113,8 @@ CHEATS = [
     Cheat("15e_precompute_while_drawn.py", ELEMENTWISE, tamper=True, all_of=("flag:input_drawing_tampered",)),
     Cheat("15f_override_tensor_method_seen_in_draw.py", LINEAR, tamper=True, all_of=("flag:input_drawing_tampered",)),
     Cheat("15g_patch_judge_helper_module.py", LINEAR, tamper=True, all_of=("flag:input_drawing_tampered",)),
+    Cheat("15h_draws_timed_sets_ahead.py", LINEAR, tamper=True, all_of=("flag:input_drawing_tampered",)),
+    Cheat("15i_rewrites_timing_record_late.py", LINEAR, tamper=True, all_of=("failure:crash",)),
     # 16-18: numerics and settings
     Cheat("16_precision_downgrade_bf16.py", LINEAR, any_of=("failure:output_mismatch",)),
     Cheat("17a_global_settings_assignment.py", LINEAR, all_of=("flag:patches_library",)),
