@@ -201,11 +201,10 @@ def _forged_reports(messages: list) -> str | None:
         if not isinstance(m, dict) or m.get("event") not in ONCE:
             continue
         key = ONCE[m["event"]]
-        k = (m["event"], _plain_json(m.get(key)) if key else None)
-        k = (k[0], json.dumps(k[1], sort_keys=True))
-        seen[k] = seen.get(k, 0) + 1
-        if seen[k] > 1:
-            what = m["event"] + (f" ({key} {k[1]})" if key else "")
+        which = json.dumps(m.get(key), sort_keys=True, default=str) if key else ""
+        seen[(m["event"], which)] = seen.get((m["event"], which), 0) + 1
+        if seen[(m["event"], which)] > 1:
+            what = m["event"] + (f" ({key} {which})" if key else "")
             return f"the worker's channel carried a second {what} report: messages were written by the candidate"
     return None
 

@@ -29,7 +29,6 @@ from . import baselines_store, profiling, roofline, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
-from .compare import fingerprint
 from .reference import Case, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from .tensors import TOLERANCE, nbytes, require_grad
 from .timing import Timing, time_callable
@@ -101,7 +100,7 @@ class PreparedProblem:
     _ref_ops: dict | None = None
     _compile_ms: dict = field(default_factory=dict)
     _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
-    _timed_models: dict = field(default_factory=dict)  # config name -> its reference model (timed_case)
+    _timed_models: dict = field(default_factory=dict)  # config name -> (reference model, init inputs) (timed_case)
 
     @property
     def timed(self) -> list[bool]:
@@ -134,27 +133,16 @@ class PreparedProblem:
 
     def timed_case(self, index: int, seed: int) -> Case:
         """The judge's own case for timed set ``index`` as the worker drew it, with its own ``seed``
-        (reported after the timed calls): inputs' fingerprints and expected outputs. A forward task
-        reuses the configuration's reference model."""
+        (reported after the timed calls): inputs' fingerprints and expected outputs, from the
+        configuration's reference model, built once."""
         s = self.specs[index]
-        if self.problem.task == "backward":
-            return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
-                             keep_on_device=self.expected_on_device)
-        model = self._timed_models.get(s.config.name)
-        if model is None:
+        reference = self._timed_models.get(s.config.name)
+        if reference is None:
             first = next(i for i, x in enumerate(self.specs) if x.timed)
             model = self.reference_model() if s.config.name == self.specs[first].config.name else self._variant_model(index)
-            self._timed_models[s.config.name] = model
-        set_flags()
-        inputs = make_inputs(self.problem, s.config, seed, self.precision, self.device)
-        with torch.no_grad():
-            out = model(*inputs)
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        keep = (lambda t: t.detach().clone()) if self.expected_on_device else (lambda t: t.detach().cpu().clone())
-        base = self.cases[index]
-        return Case(config=base.config, init_seed=base.init_seed, input_seed=seed, init_inputs=base.init_inputs,
-                    inputs=[fingerprint(t) if isinstance(t, torch.Tensor) else t for t in inputs],
-                    expected=[keep(o) if isinstance(o, torch.Tensor) else o for o in outs], state_sums=base.state_sums)
+            reference = self._timed_models[s.config.name] = (model, self.cases[index].init_inputs)
+        return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
+                         keep_on_device=self.expected_on_device, reference=reference)
 
     def reference_model(self):
         """The reference model of the timed configuration, built once."""

@@ -50,14 +50,20 @@ def _seeded_inputs(ns: dict, input_seed: int, device: str) -> list:
         return to_device(list(ns["get_inputs"]()), device)
 
 
+def draw_inputs(ns: dict, input_seed: int, precision: str, device: str) -> list:
+    """The inputs of one set, from a namespace of the problem file (:func:`instantiate`), on
+    ``device``, in the run's precision: what :func:`make_inputs` draws, for a caller that holds the
+    namespace already (the worker instantiates its timed cases' before the candidate exists)."""
+    return cast_floating(_seeded_inputs(ns, input_seed, device), dtype_of(precision))
+
+
 def build_reference(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32"):
     """(model, init_inputs, inputs) for one configuration: the model is built on the CPU after
     ``init_seed`` (as the candidate's ModelNew is, so one that creates its parameters in the same
     order gets the same values) and moved to ``device``; the inputs are drawn on ``device``."""
     ns = instantiate(problem, config.overrides)
     model, init_inputs = _seeded_model(ns, init_seed, precision)
-    inputs = cast_floating(_seeded_inputs(ns, input_seed, device), dtype_of(precision))
-    return model.to(device), init_inputs, inputs
+    return model.to(device), init_inputs, draw_inputs(ns, input_seed, precision, device)
 
 
 def _seeded_model(ns: dict, init_seed: int, precision: str):
@@ -72,8 +78,7 @@ def _seeded_model(ns: dict, init_seed: int, precision: str):
 
 def make_inputs(problem: Problem, config: Config, input_seed: int, precision: str = "fp32", device: str = "cpu") -> list:
     """The problem's inputs for one configuration and seed, on ``device``, in the run's precision."""
-    ns = instantiate(problem, config.overrides)
-    return cast_floating(_seeded_inputs(ns, input_seed, device), dtype_of(precision))
+    return draw_inputs(instantiate(problem, config.overrides), input_seed, precision, device)
 
 
 def reference_state(problem: Problem, config: Config, init_seed: int, precision: str = "fp32") -> tuple[list, dict]:
@@ -95,12 +100,18 @@ def _dtype(name) -> torch.dtype:
 
 
 def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32",
-              keep_on_device: bool = False) -> Case:
+              keep_on_device: bool = False, reference: tuple | None = None) -> Case:
     """Runs the reference on one configuration and seed. Expected outputs (and gradients) stay on
     ``device`` with ``keep_on_device``, else they are copied to the CPU; the inputs are not kept
-    (their fingerprints are: the candidate's worker draws the same inputs itself)."""
+    (their fingerprints are: the candidate's worker draws the same inputs itself). ``reference``:
+    (model, init_inputs) built already for this configuration and init seed, run again on another
+    input set (the judge's own draw of a candidate's timed sets)."""
     set_flags()
-    model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)
+    if reference is None:
+        model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)
+    else:
+        (model, init_inputs), inputs = reference, make_inputs(problem, config, input_seed, precision, device)
+        model.zero_grad(set_to_none=True)  # a backward task's gradients are this set's alone
     # the state the candidate is loaded with, taken before the forward: a module in training mode
     # updates buffers as it runs (BatchNorm's running statistics), and the worker fingerprints the
     # state of a model that has not run

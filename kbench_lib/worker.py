@@ -31,8 +31,7 @@ import torch.utils._device  # the device context that routes factories (checked 
 from . import compare, profiling, tensorfile, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
 from .problems import Config, instantiate, load_problem
-from .reference import _seeded_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
-from .tensors import cast_floating
+from .reference import draw_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
 from .tensors import as_output_list, dtype_of, require_grad, to_device
 
 _Tensor = torch.Tensor
@@ -559,7 +558,6 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
                 out = model(*inputs)
             draws.returned = max(draws.returned, draws.current)
             return out
-    sets = draws
     if not warmup_sets:  # no checked set to warm up on (not in kbench's plans): the warm-up draws the timed sets
         draws.arm()
     if device.type == "cuda" and warmup_sets:
@@ -593,7 +591,7 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
     t_clock = _monotonic()
     result = timing.time_callable(
         call,
-        sets,
+        draws,
         device.type,
         warmup_ms=tcfg.get("warmup_ms", 25.0),
         min_trials=tcfg.get("min_trials", 100),
@@ -673,8 +671,7 @@ def _draw_cases(job: dict, device: torch.device) -> list[dict]:
                 _draw_inputs(case, m, job, dev)
             else:  # the first checked set of a configuration: which operators a draw dispatches to
                 recorded.add(m["config"])
-                ops.update(_recording_ops(lambda: _draw_inputs(case, m, job, dev), lambda: _draw_inputs(case, m, job, dev),
-                                          case))
+                ops.update(_recording_ops(lambda: _draw_inputs(case, m, job, dev), case))
         out.append(case)
     global _DRAW_OPS
     _DRAW_OPS = frozenset(ops)
@@ -690,7 +687,7 @@ _FACTORY_OPS = ("randn", "rand", "randint", "randn_like", "rand_like", "randint_
 _DRAW_OPS: frozenset = frozenset()  # the operators checked around each timed draw (set once, before the import)
 
 
-def _recording_ops(draw, redraw, case: dict) -> set[str]:
+def _recording_ops(draw, case: dict) -> set[str]:
     """The aten operators ``draw()`` dispatches to (recorded under a dispatch mode, before the
     candidate exists), and the fixed factory list; the draw is made again plainly (same seed, same
     data) if the mode could not record it."""
@@ -709,7 +706,7 @@ def _recording_ops(draw, redraw, case: dict) -> set[str]:
             draw()
     except Exception:  # noqa: BLE001 - an operator the mode cannot pass through: the fixed list only
         case["namespace"] = namespace
-        redraw()
+        draw()
         seen = set()
     return seen | _factory_overloads()
 
@@ -728,7 +725,7 @@ def _factory_overloads() -> set[str]:
 def _draw_inputs(case: dict, meta: dict, job: dict, dev: str) -> None:
     """Draws one case's inputs (and upstream gradients) into ``case``, with their fingerprints."""
     ns = case.pop("namespace")
-    inputs = cast_floating(_seeded_inputs(ns, meta["input_seed"], dev), dtype_of(job["precision"]))
+    inputs = draw_inputs(ns, meta["input_seed"], job["precision"], dev)
     case["inputs"] = inputs
     case["grad_output"] = upstream_grads(meta["grad_output"], meta["input_seed"], dev) if meta.get("grad_output") else None
     case["fingerprints"] = [_fingerprint(t)["sums"] if isinstance(t, _Tensor) else None for t in inputs]
@@ -744,9 +741,8 @@ _DRAWING_CLASSES = (torch.Tensor, torch.utils._device.DeviceContext, torch.Gener
 
 
 def _callables(owner, prefix: str, objs: dict) -> None:
-    """A module's callables; a class's every attribute through its bases (``dir`` and
-    ``getattr_static``: a name defined on ``torch._C.TensorBase`` and overridden on ``torch.Tensor``
-    changes here too)."""
+    """A module's callables; a class's every attribute as its bases resolve it (a name defined on
+    ``torch._C.TensorBase`` and overridden on ``torch.Tensor`` changes here too)."""
     if inspect.isclass(owner):
         resolved: dict = {}
         for base in reversed(owner.__mro__):  # what getattr_static finds for each name, in one pass
@@ -774,8 +770,8 @@ def _drawing_state(cases: list[dict]) -> dict:
     functions, the callables of the modules it holds), and the interpreter's hooks (tracing,
     profiling, gc callbacks, signal handlers and interval timers: each could run candidate code in
     the middle of a draw)."""
-    objs = {f"worker.{n}": globals()[n] for n in ("_draw_inputs", "_seeded_inputs", "cast_floating", "upstream_grads",
-                                                    "_fingerprint", "dtype_of", "to_device", "require_grad")}
+    objs = {f"worker.{n}": globals()[n] for n in ("_draw_inputs", "draw_inputs", "upstream_grads", "_fingerprint",
+                                                    "to_device", "require_grad")}
     modules = {id(m): m for m in _DRAWING_MODULES}
     for c in cases:
         modules.update({id(v): v for v in (c.get("namespace") or {}).values() if inspect.ismodule(v)})
