@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 
 HEAD_START_US = 40.0
+HEAD_START_LADDER = (1, 2, 4, 8, 16)  # the lengths timing chooses among, in units of HEAD_START_US (timing.choose_spins)
 THREADS = 1024
 
 PTX = r"""
@@ -65,6 +66,7 @@ class HeadStart:
 
     def __init__(self, sm_count: int, max_threads_per_sm: int, us: float = HEAD_START_US):
         self.us = float(us)
+        self.sm_count, self.max_threads_per_sm = sm_count, max_threads_per_sm
         lib = ctypes.CDLL("libcuda.so.1")
         self._launch = lib.cuLaunchKernel
         module, func = ctypes.c_void_p(), ctypes.c_void_p()

@@ -9,11 +9,20 @@ call on another stream (unjoined side-stream work, THREATS #11): such a call is 
 device-wide sync instead and reported.
 
 Head start (``head_start.py``): after the sync and before the start event, a kernel that fills
-every SM spins for ``HEAD_START_US``, so the call is issued while the GPU is still busy, as in a
-program that keeps its GPU fed. Without it the end-to-end time of every call included the host's
-path to its first kernel (10-20 us here). Host time beyond the head start still shows as gaps; no
-work of the call can run beside the spin, on any stream. ``Timing.head_start_us`` says what was used
-(0: none, e.g. no driver support).
+every SM spins, so the call is issued while the GPU is still busy, as in a program that keeps its
+GPU fed. Without it the end-to-end time of every call included the host's path to its first kernel
+(10-20 us on the H100 here). No work of the call can run beside the spin, on any stream. How long
+it spins is taken from a ladder (``HEAD_START_LADDER`` times ``HEAD_START_US``) after the warm-up:
+the shortest step at least ``ISSUE_MARGIN`` times the host's issue time (spin launch to the call's
+return; 90th percentile of the settled warm-up calls), and ``FIRST_CALL_STEPS`` steps more for the
+first call on each input set, whose host path follows the set's draw with cold caches. A fixed
+40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
+of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
+slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
+``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
+``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
+inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
+collection inside a call is host time the call did not cause.
 
 Two clocks on CUDA, both recorded: the *end-to-end* time above (what a user's program pays, launch
 overhead and gaps included; speedups use it) and the *device-busy* time: the sum of the durations
@@ -38,6 +47,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import gc
 import math
 import statistics
 import time
@@ -49,7 +59,7 @@ from torch.profiler import ProfilerActivity as _Activity
 from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
-from .head_start import HeadStart, HeadStartError
+from .head_start import HEAD_START_LADDER, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 
 _perf_counter_ns = time.perf_counter_ns
@@ -58,6 +68,7 @@ _Event = torch.cuda.Event
 _elapsed_time = torch.cuda.Event.elapsed_time
 _record = torch.cuda.Event.record
 _synchronize = torch.cuda.synchronize
+_gc_disable, _gc_enable, _gc_isenabled = gc.disable, gc.enable, gc.isenabled
 
 BOUND = {
     "time.perf_counter_ns": (time, "perf_counter_ns", _perf_counter_ns),
@@ -71,6 +82,9 @@ BOUND = {
     "HeadStart.__call__": (HeadStart, "__call__", HeadStart.__call__),
 }
 _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> (head start, its state when built)
+_LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise
+ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
+FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
 
 DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
 DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
@@ -94,6 +108,9 @@ def tampered_bindings() -> list[str]:
     for index, (hs, state) in list(_HEAD_STARTS.items()):
         if _head_start_state(hs) != state:
             bad.append(f"head start on cuda:{index}")
+    for index, steps in list(_LONGER.items()):
+        if any(_head_start_state(hs) != state for hs, state in steps):
+            bad.append(f"head start ladder on cuda:{index}")
     return bad
 
 
@@ -108,7 +125,34 @@ def prepare(device: torch.device) -> HeadStart | None:
         except (HeadStartError, OSError, AttributeError):
             hs = None
         _HEAD_STARTS[index] = (hs, _head_start_state(hs))
+        longer = []
+        if hs is not None:
+            try:
+                longer = [HeadStart(hs.sm_count, hs.max_threads_per_sm, us=hs.us * k) for k in HEAD_START_LADDER[1:]]
+            except (HeadStartError, OSError, AttributeError):
+                longer = []
+        _LONGER[index] = [(h, _head_start_state(h)) for h in longer]
     return _HEAD_STARTS[index][0]
+
+
+def ladder(device: torch.device) -> list[HeadStart]:
+    """The device's head starts, shortest first (built by ``prepare``); empty without one."""
+    base = prepare(device)
+    if base is None:
+        return []
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return [base, *(h for h, _ in _LONGER.get(index, []))]
+
+
+def choose_spins(steps: list, issue_us: list[float]) -> tuple:
+    """(spin for every timed call, spin for the first call on a set) from the ladder ``steps``
+    (shortest first) and the host's issue times of settled warm-up calls: the shortest step at
+    least ``ISSUE_MARGIN`` times their 90th percentile, and ``FIRST_CALL_STEPS`` steps longer."""
+    if not steps:
+        return None, None
+    p90 = _q(sorted(issue_us), 0.9) if issue_us else 0.0
+    i = next((k for k, h in enumerate(steps) if h.us >= ISSUE_MARGIN * p90), len(steps) - 1)
+    return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
 
 
 @dataclass
@@ -127,6 +171,7 @@ class Timing:
     device_calls: int = 0  # profiled calls behind device_ms
     remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
     head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
+    late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
     warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
@@ -388,20 +433,29 @@ def time_cuda(
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
     floor = idle_gap_ms(device)
-    spin = prepare(device) if head_start else None
+    steps = ladder(device) if head_start else []
+    spins = {"every": steps[0] if steps else None, "first": steps[0] if steps else None}
+    issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
+    late = [0]
     t1 = _monotonic()
 
-    def one(args):
+    def one(args, first: bool = False):
         """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
         if flusher is not None:
             flusher()
         start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
         _synchronize(device)
+        spin = spins["first" if first else "every"]
+        t_issue = _perf_counter_ns()
         if spin is not None:
             spin(torch.cuda.current_stream(device).cuda_stream)
         _record(start)
         out = fn(*args)
         _record(end)
+        issued = (_perf_counter_ns() - t_issue) / 1e3
+        issue_us.append(issued)
+        if spin is not None and issued > spin.us:
+            late[0] += 1
         _synchronize(device)
         _record(end_sync)
         _synchronize(device)
@@ -415,20 +469,38 @@ def time_cuda(
         t, _, out = one(args)
         return t, out
 
-    warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
-    if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
-        on_trials()
-    t2 = _monotonic()
-    # input_sets[i] is evaluated before one() starts its clock: a set drawn on first use
-    # (kbench_lib.worker._TimedDraws) is drawn off the clock
-    result = _runs(lambda i: one(input_sets[i]), len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
-                   budget_s, target_rse)
+    gc_was = _gc_isenabled()
+    _gc_disable()  # no collection inside a timed call (timeit does the same)
+    try:
+        warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
+        spins["every"], spins["first"] = choose_spins(steps, issue_us[len(issue_us) // 2:])
+        late[0] = 0
+        if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
+            on_trials()
+        t2 = _monotonic()
+        called: set[int] = set()
+
+        def trial(i):
+            # input_sets[i] is evaluated before one() starts its clock: a set drawn on first use
+            # (kbench_lib.worker._TimedDraws) is drawn off the clock; the first call on a set
+            # follows its draw, with the host's caches cold, and gets the longer spin
+            args = input_sets[i]
+            first = i not in called
+            called.add(i)
+            return one(args, first)
+
+        result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
+                       budget_s, target_rse)
+    finally:
+        if gc_was:
+            _gc_enable()
     t3 = _monotonic()
     if device_calls is None:
         device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
-    result.head_start_us = spin.us if spin is not None else 0.0
+    result.head_start_us = spins["every"].us if spins["every"] is not None else 0.0
+    result.late_issues = late[0]
     result.warmup_calls = warmup_calls
     result.phase_s = {"setup": round(t1 - t0, 4), "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}

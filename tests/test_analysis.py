@@ -135,6 +135,17 @@ def test_fusion_decisions_against_torch_compile():
     assert dist[dist["how"] == "kernel name"]["ops"].tolist() == [2]
 
 
+def test_a_gemm_run_in_another_form_is_still_left_to_the_library():
+    """Inductor unfuses a Linear's bias into its epilogue and calls mm where the reference ran addmm
+    (seen on an H200): the GEMM stayed in the library, the bias add was taken over."""
+    ref = {"aten::addmm": 1, "aten::gelu": 1}
+    d = fusion.decisions(ref, {"aten::mm": 1})
+    assert d == {"in_library": {"aten::addmm": 1}, "replaced": {"aten::gelu": 1}, "extra": {}}
+    # a second, different GEMM the reference never ran is extra, and a missing one is replaced
+    assert fusion.decisions(ref, {"aten::mm": 2})["extra"] == {"aten::mm": 1}
+    assert fusion.decisions({"aten::addmm": 2}, {"aten::bmm": 1})["replaced"] == {"aten::addmm": 1}
+
+
 def test_fusion_distributions_count_trusted_candidates_and_compiles_latest_trusted_row():
     import datetime as dt
 

@@ -227,6 +227,23 @@ def test_a_changed_head_start_is_tampering(monkeypatch):
     assert timing.tampered_bindings() == ["head start on cuda:99"]
 
 
+def test_spin_lengths_cover_the_hosts_issue_time_and_the_first_call_gets_longer():
+    """The head start is the shortest step of the ladder covering ISSUE_MARGIN x the p90 issue time
+    of settled warm-up calls; the first call on a set (after its draw, cold caches) spins
+    FIRST_CALL_STEPS steps longer; past the ladder's end, its longest step."""
+    from types import SimpleNamespace
+
+    steps = [SimpleNamespace(us=40.0 * k) for k in (1, 2, 4, 8, 16)]
+    every, first = timing.choose_spins(steps, [10.0] * 20)
+    assert (every.us, first.us) == (40.0, 160.0)
+    every, first = timing.choose_spins(steps, [20.0] * 8 + [60.0] * 2)  # p90 60 us: 90 us needed
+    assert (every.us, first.us) == (160.0, 640.0)
+    every, first = timing.choose_spins(steps, [5000.0])
+    assert (every.us, first.us) == (640.0, 640.0)
+    assert timing.choose_spins([], [10.0]) == (None, None)
+    assert timing.choose_spins(steps, [])[0].us == 40.0
+
+
 @pytest.mark.gpu
 def test_head_start_keeps_every_stream_off_the_device():
     """While the head start spins, a kernel launched on another stream, a high-priority one
