@@ -186,16 +186,16 @@ def main() -> None:
     runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout),
                      progress=not a.quiet, prebuild_jobs=a.build_jobs)
     out = []
+    dest = Path(a.out_dir) / device_slug(device)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"throughput-{dt.date.today().isoformat()}.json"
+    old = json.loads(path.read_text()) if path.exists() else []
     for gpus in a.gpus:
         for g in a.guards:
             r = measure(problems, models, gpus, g == "on", device, a, work / "runs")
             out.append(r)
             print(json.dumps(r), flush=True)
-    dest = Path(a.out_dir) / device_slug(device)
-    dest.mkdir(parents=True, exist_ok=True)
-    path = dest / f"throughput-{dt.date.today().isoformat()}.json"
-    old = json.loads(path.read_text()) if path.exists() else []
-    path.write_text(json.dumps(old + out, indent=1))
+            path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
     print(f"{'gpus':>4} {'guards':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
     for r in out:
         print(f"{r['gpus']:>4} {str(r['guards']):>6} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
