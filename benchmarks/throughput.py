@@ -177,14 +177,31 @@ def main() -> None:
     ap.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"))
     ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these (a smaller batch)")
     ap.add_argument("--records-dir", default=None, help="also save each pass's records here as one parquet file")
+    ap.add_argument("--warm", choices=["judge", "build", "none"], default="judge",
+                    help="before the measured passes: judge every candidate once untimed, only build them, or nothing "
+                         "(a build cache warm from an earlier call on the same machine)")
+    ap.add_argument("--warm-only", action="store_true", help="stop after the warm step (the next call measures)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
     problems, models = batch(work, device, a.compile, a.filter)
     # builds happen once, before any measured pass: the target is a warm candidate (warm build cache)
-    runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout),
-                     progress=not a.quiet, prebuild_jobs=a.build_jobs)
+    warm_opts = JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout)
+    t0 = time.monotonic()
+    if a.warm == "judge":  # every candidate judged once without timing (Triton's caches warm too)
+        runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=warm_opts,
+                         progress=not a.quiet, prebuild_jobs=a.build_jobs)
+    elif a.warm == "build":  # the compiled candidates built, nothing judged
+        from kbench_lib.candidates import load_candidate
+
+        cands = [load_candidate(f) for f in sorted((work / "cands").glob("*.py"))]
+        built = runner.prebuild(cands, device, warm_opts, a.build_jobs, progress=not a.quiet)
+        print(f"warm builds: {len(built)} built in {time.monotonic() - t0:.1f} s", flush=True)
+    if a.warm != "none":
+        print(f"warm step ({a.warm}): {time.monotonic() - t0:.1f} s", flush=True)
+    if a.warm_only:
+        return
     out = []
     dest = Path(a.out_dir) / device_slug(device)
     dest.mkdir(parents=True, exist_ok=True)
