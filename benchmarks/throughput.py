@@ -197,7 +197,8 @@ def main() -> None:
     elif a.warm == "build":  # the compiled candidates built, nothing judged
         from kbench_lib.candidates import load_candidate
 
-        cands = [load_candidate(f) for f in sorted((work / "cands").glob("*.py"))]
+        stems = {p.path.stem for p in problems}  # the kept problems' candidates only (--filter)
+        cands = [load_candidate(f) for f in sorted((work / "cands").glob("*.py")) if f.stem.split("__")[0] in stems]
         built = runner.prebuild(cands, device, warm_opts, a.build_jobs, progress=not a.quiet)
         print(f"warm builds: {len(built)} built in {time.monotonic() - t0:.1f} s", flush=True)
     if a.warm != "none":
