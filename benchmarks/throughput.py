@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "adversarial"))
 
 from kbench_lib import runner  # noqa: E402
+from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
 from kbench_lib.problems import discover, load_problem  # noqa: E402
@@ -195,12 +196,9 @@ def main() -> None:
         runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=warm_opts,
                          progress=not a.quiet, prebuild_jobs=a.build_jobs)
     elif a.warm == "build":  # the compiled candidates built, nothing judged
-        from kbench_lib.candidates import load_candidate
-
         stems = {p.path.stem for p in problems}  # the kept problems' candidates only (--filter)
         cands = [load_candidate(f) for f in sorted((work / "cands").glob("*.py")) if f.stem.split("__")[0] in stems]
-        built = runner.prebuild(cands, device, warm_opts, a.build_jobs, progress=not a.quiet)
-        print(f"warm builds: {len(built)} built in {time.monotonic() - t0:.1f} s", flush=True)
+        print(f"warm builds: {len(runner.prebuild(cands, device, warm_opts, a.build_jobs, progress=not a.quiet))} built", flush=True)
     if a.warm != "none":
         print(f"warm step ({a.warm}): {time.monotonic() - t0:.1f} s", flush=True)
     if a.warm_only:
