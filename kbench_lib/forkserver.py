@@ -183,7 +183,7 @@ def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int, serve
 
 def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
     """C3 (or C1): becomes the worker in this process, as ``python -m kbench_lib.worker ARGS`` would."""
-    log_fd, msg_fd = fds
+    log_fd, msg_fd = fds[0], fds[1]
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log_fd, 1)
@@ -193,6 +193,8 @@ def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
     os.chdir(req["workdir"])
     env = dict(req["env"])
     env["KBENCH_MSG_FD"] = str(msg_fd)
+    if len(fds) > 2:  # the gate (sandbox.start_isolated(gated=True))
+        env["KBENCH_GATE_FD"] = str(fds[2])
     env["KBENCH_FS_READONLY"] = "1" if fs_readonly else "0"
     os.environ.clear()
     os.environ.update(env)
@@ -306,6 +308,7 @@ class ForkServer:
         self.isolation = int(hello["isolation"])
         self.pid_isolated = bool(hello["pid_isolated"])
         self._n = 0
+        self._exits: dict[str, int] = {}  # workers that ended before anyone waited for them
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -328,25 +331,35 @@ class ForkServer:
             self._buf += chunk
 
     def spawn(self, args: list[str], workdir: str, env: dict, rw: list[str], isolate: bool, max_file_bytes: int,
-              log_fd: int, msg_fd: int) -> tuple[str, int]:
-        """Starts a worker; returns (request id, C1's pid). The caller keeps its own ends of the pipes."""
+              fds: list[int]) -> tuple[str, int]:
+        """Starts a worker; returns (request id, C1's pid). ``fds``: the child's log and message
+        pipes' write ends, then optionally its gate's read end; the caller keeps (and closes) its own."""
         self._n += 1
         rid = f"{os.getpid()}-{self._n}"
         req = {"id": rid, "args": args, "workdir": workdir, "env": env, "rw": rw, "isolate": isolate, "max_file_bytes": max_file_bytes}
-        socket.send_fds(self.sock, [json.dumps(req).encode()], [log_fd, msg_fd])
-        msg = self._recv(timeout=60)
+        socket.send_fds(self.sock, [json.dumps(req).encode()], list(fds))
+        while True:
+            msg = self._recv(timeout=60)
+            if msg and msg.get("event") == "exit":  # another worker of this server ended meanwhile
+                self._exits[str(msg.get("id"))] = int(msg["returncode"])
+                continue
+            break
         if not msg or msg.get("event") != "started" or msg.get("id") != rid:
             raise RuntimeError(f"the fork server did not start the worker: {msg}")
         return rid, int(msg["pid"])
 
     def wait(self, rid: str, timeout: float | None) -> int | None:
-        """C1's return code (negative: killed by that signal), or None when ``timeout`` passed first."""
-        msg = self._recv(timeout)
-        if msg is None:
-            return None
-        if msg.get("event") != "exit" or msg.get("id") != rid:
-            raise RuntimeError(f"unexpected message from the fork server: {msg}")
-        return int(msg["returncode"])
+        """C1's return code (negative: killed by that signal), or None when ``timeout`` passed first.
+        Several workers may run at once: the ends of the others are kept for their own waits."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while rid not in self._exits:
+            msg = self._recv(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if msg is None:
+                return None
+            if msg.get("event") != "exit":
+                raise RuntimeError(f"unexpected message from the fork server: {msg}")
+            self._exits[str(msg.get("id"))] = int(msg["returncode"])
+        return self._exits.pop(rid)
 
     def close(self) -> None:
         try:

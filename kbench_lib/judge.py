@@ -260,6 +260,16 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
 
     ``prepared``: the problem's reference side (:func:`kbench_lib.prepared.prepare`), shared by
     every candidate of the problem in a batch; made here, with fresh seeds, when not given."""
+    return start_judgement(problem, candidate, opts, workdir, prepared).finish()
+
+
+def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
+                    prepared: PreparedProblem | None = None, gated: bool = False) -> "Judgement":
+    """:func:`judge` up to its worker's start: the job written, the candidate built, the worker
+    running (or the verdict already decided, by a failed build). :meth:`Judgement.finish` waits for
+    the worker and checks what it left. ``gated``: the worker waits before its profile and timed
+    calls until :meth:`Judgement.open_gate` (a batch overlaps it with the previous candidate's
+    checks: :mod:`kbench_lib.overlap`). Raises :class:`JudgeError` as :func:`judge` does."""
     opts = opts or JudgeOptions()
     started = time.monotonic()
     try:
@@ -284,9 +294,10 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
         elif not _plans_variant_timing(prepared, opts):
             raise JudgeError(f"the prepared reference of {problem.key} was planned with time_variants={not opts.time_variants}")
         v.seed = prepared.seed
-        return _judge(prepared, candidate, opts, v, workdir)
-    finally:
+        return Judgement(prepared, candidate, opts, v, workdir, started, gated)
+    except BaseException:
         v.judge_s = time.monotonic() - started
+        raise
 
 
 def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None) -> PreparedProblem:
@@ -343,69 +354,140 @@ def run_limit_s(prep: PreparedProblem, opts: JudgeOptions) -> float:
     return opts.run_timeout_s + len(prep.timed_variants) * per_variant
 
 
-def _judge(prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir) -> Verdict:
-    lap = _Laps(v)
-    if opts.guards:  # static: what the source says (flags only; what ran is checked at run time)
-        v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
-        v.flags.extend(prep.flags)
-    v.sol_ms = prep.sol_ms
-    v.notes.extend(prep.notes)
-    v.variants_declared, v.variants_derived = list(prep.variants_declared), list(prep.variants_derived)
-    device = prep.device
-    own_dir = workdir is None
-    wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if own_dir else Path(workdir)
-    wd.mkdir(parents=True, exist_ok=True)
-    allocating = out = None
-    try:
-        _write_job(wd, prep, candidate, opts)
-        out = _OutDir(wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
-        allocating = _preallocate_outputs(out, prep, opts)
+class Judgement:
+    """One candidate's judgement under way (:func:`start_judgement`): its worker runs, or its
+    verdict was decided before one started. :meth:`finish` waits for the worker, checks what it
+    left, and cleans up; it always ends with the verdict, or raises what :func:`judge` would."""
+
+    def __init__(self, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir, started: float,
+                 gated: bool):
+        self.prep, self.candidate, self.opts, self.v, self.started = prep, candidate, opts, v, started
+        self.lap = _Laps(v)
+        self.run: sandbox.Running | None = None
+        self.decided = False  # the verdict needs no run (a failed build)
+        self._own_dir = workdir is None
+        self.wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if self._own_dir else Path(workdir)
+        self._allocating = self._out = None
+        self._finished: Verdict | None = None
+        try:
+            self._start(gated)
+        except BaseException:
+            self._cleanup()
+            self.v.judge_s = time.monotonic() - started
+            raise
+
+    def _start(self, gated: bool) -> None:
+        prep, candidate, opts, v, lap = self.prep, self.candidate, self.opts, self.v, self.lap
+        if opts.guards:  # static: what the source says (flags only; what ran is checked at run time)
+            v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
+            v.flags.extend(prep.flags)
+        v.sol_ms = prep.sol_ms
+        v.notes.extend(prep.notes)
+        v.variants_declared, v.variants_derived = list(prep.variants_declared), list(prep.variants_derived)
+        device = prep.device
+        self.wd.mkdir(parents=True, exist_ok=True)
+        _write_job(self.wd, prep, candidate, opts)
+        self._out = _OutDir(self.wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
+        self._allocating = _preallocate_outputs(self._out, prep, opts)
         lap("write_job")
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
-            b = build_candidate(candidate, device, opts, wd)
+            b = build_candidate(candidate, device, opts, self.wd)
             v.build_s, v.build_cached, v.build_log = b.seconds, b.cached, b.log[-20000:]
             v.network_isolated = b.network_isolated
             if b.failure:
-                return _fail(v, b.failure, b.message, b.log)
+                _fail(v, b.failure, b.message, b.log)
+                self.decided = True
+                return
         v.compiled = True
         lap("build")
         # run: correctness on every case, then timing, in one fresh isolated process
-        res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", str(wd)], workdir=str(wd), timeout_s=run_limit_s(prep, opts),
-                                   env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
-                                   cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device))
-        _stage_times(v, lap.mark, res, time.monotonic())
+        self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
+                                          timeout_s=run_limit_s(prep, opts), env_extra=build.build_env(candidate, device),
+                                          isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
+                                          writable=build.writable_dirs(candidate, device), gated=gated)
+
+    @property
+    def isolated(self) -> bool:
+        """Whether its worker runs in its own PID and mount namespaces (what overlapping two
+        candidates' workers relies on: neither can see, signal or write to the other)."""
+        return self.run is not None and self.run.pid_isolated
+
+    def detach(self) -> bool:
+        """After its worker ended, before another candidate's worker starts beside its checks:
+        its result files opened and its job folder removed, so that nothing of it is left for the
+        next one to find. False where that cannot be done (a caller's own folder): then nothing
+        may run beside it."""
+        if self.run is None or self.run.ended is None or not self._own_dir:
+            return self.run is None
+        if self._allocating is not None:
+            self._allocating.stop()
+        if self._out is not None:
+            self._out.detach()
+        shutil.rmtree(self.wd, ignore_errors=True)
+        return not self.wd.exists()
+
+    def open_gate(self) -> None:
+        if self.run is not None:
+            self.run.open_gate()
+
+    def wait(self) -> None:
+        """Until its worker has ended (opening the gate if it is still shut)."""
+        if self.run is not None:
+            self.run.wait()
+
+    def finish(self) -> Verdict:
+        if self._finished is not None:
+            return self._finished
+        try:
+            if not self.decided:
+                self._check()
+            self._finished = self.v
+            return self.v
+        finally:
+            self._cleanup()
+            self.v.judge_s = time.monotonic() - self.started
+
+    def _check(self) -> None:
+        prep, candidate, opts, v, lap, out = self.prep, self.candidate, self.opts, self.v, self.lap, self._out
+        res = self.run.result()
+        _stage_times(v, lap.mark, res, self.run.ended)
         lap.mark = time.monotonic()
         v.network_isolated = res.network_isolated
         if _run_failed(v, res, prep, opts):
-            return v
+            return
         _check_profile(v, res, prep, candidate, opts)
         lap("reference_profile")
         if not _check_outputs(v, res, prep, out):
-            return v
+            return
         lap("compare")
         if opts.timing and _last(res.messages, "timing"):
             if not _check_timed_outputs(v, res, prep, out, opts):
-                return v
+                return
             lap("recheck")
             _baselines(v, prep, opts)
             lap("baseline")
             if prep.timed_variants:
                 if not _time_variants(v, res, prep, out, opts):
-                    return v
+                    return
                 lap("variant_timing")
         if opts.guards:
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
         else:
             v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
-        return v
-    finally:
-        if allocating is not None:
-            allocating.stop()
-        if out is not None:
-            out.close(allocating.names if allocating is not None else [])
-        if own_dir and not opts.keep_workdir:
-            shutil.rmtree(wd, ignore_errors=True)
+
+    def _cleanup(self) -> None:
+        try:
+            if self.run is not None and self.run.ended is None:  # finishing failed before the wait: never leave it running
+                self.run.wait()
+        finally:
+            if self._allocating is not None:
+                self._allocating.stop()
+            if self._out is not None:
+                self._out.close(self._allocating.names if self._allocating is not None else [])
+                self._out = None
+            if self._own_dir and not self.opts.keep_workdir:
+                shutil.rmtree(self.wd, ignore_errors=True)
 
 
 PREALLOCATE_MIN = 16 << 20  # outputs smaller than this are cheap to write into fresh pages
@@ -655,9 +737,38 @@ class _OutDir:
         self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         st = os.fstat(self.fd)
         self._ident = (st.st_dev, st.st_ino)
+        self._files: dict[str, int] | None = None  # after detach(): the result files, open
+        self._replaced = False
+
+    def detach(self) -> None:
+        """Opens every result file (``*.kbt``) now and reads only those from here on, so that the
+        job folder can be removed before the next candidate's worker starts (it must find nothing
+        of this one's: in a batch both are judged on the same input sets). A folder already
+        replaced stays so: every read fails as :meth:`read` would."""
+        if self.fd < 0 or self._files is not None:
+            return
+        self._files = {}
+        if not self.intact():
+            self._replaced = True
+            return
+        try:
+            names = sorted(n for n in os.listdir(self.fd) if n.endswith(".kbt"))[:MAX_RESULT_FILES]
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self.fd)
+            except OSError:
+                continue  # a symlink or something unreadable: read() finds it missing
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                self._files[name] = fd
+            else:
+                os.close(fd)
 
     def intact(self) -> bool:
         """Whether ``out`` is still the folder the judge opened (not a symlink, not another folder)."""
+        if self._files is not None:
+            return not self._replaced
         try:
             st = os.lstat(self.path)
         except OSError:
@@ -674,6 +785,10 @@ class _OutDir:
             raise tensorfile.TensorFileError("the job's out folder was replaced during the run (a symlink or another folder)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # read-only mapping: the views are never written
+            if self._files is not None:
+                if name not in self._files:
+                    raise tensorfile.TensorFileError(f"cannot open {name}: No such file or directory")
+                return tensorfile.read(name, device=device, max_bytes=max_bytes, fd=self._files[name])
             return tensorfile.read(name, device=device, dir_fd=self.fd, max_bytes=max_bytes)
 
     def close(self, names=()) -> None:
@@ -681,8 +796,11 @@ class _OutDir:
         removing the job folder would miss it), first removes the files the judge made there."""
         if self.fd < 0:
             return
+        for fd in (self._files or {}).values():
+            os.close(fd)
+        self._files = {} if self._files is not None else None
         try:
-            if names and not self.intact():
+            if names and self._files is None and not self.intact():
                 for name in names:
                     try:
                         os.unlink(name, dir_fd=self.fd)
@@ -693,6 +811,7 @@ class _OutDir:
             self.fd = -1
 
 
+MAX_RESULT_FILES = 1024  # more result files than any plan writes: the rest are never opened
 RESULT_SLACK = 64 << 20  # bytes beyond twice the expected tensors: fingerprints, a wrong shape or two
 
 

@@ -55,11 +55,12 @@ class JudgeLanes:
             self._cond.notify_all()
             return lane
 
-    def get(self, lane: int) -> Arrival | None:
+    def get(self, lane: int, wait: bool = True) -> Arrival | None:
         """The next sample for ``lane``, waiting for one; None once the lanes are closed and this
-        one is empty, or aborted."""
+        one is empty, or aborted. ``wait=False``: None at once when none is there yet."""
         with self._cond:
-            self._cond.wait_for(lambda: self._lanes[lane] or self._closed or self._aborted is not None)
+            if wait:
+                self._cond.wait_for(lambda: self._lanes[lane] or self._closed or self._aborted is not None)
             if self._aborted is not None or not self._lanes[lane]:
                 return None
             return self._lanes[lane].popleft()

@@ -175,6 +175,22 @@ class PreparedProblem:
             self._baseline = self._time_reference(opts)
         return self._baseline
 
+    def measure_now(self, opts) -> None:
+        """Everything the judge itself measures on the device for this problem, done now, once:
+        the eager baseline (and each timed variant's, and torch.compile's where asked for) and the
+        reference's profile. A batch that overlaps candidates calls this while no worker runs, so
+        that no measurement of the reference shares the GPU with a candidate; judging one
+        candidate at a time measures them lazily, as the first candidate needs them."""
+        if not any(self.timed):
+            return
+        if opts.guards:
+            self.reference_profile()
+        if opts.timing:
+            self.baseline(opts)
+            for name, _, _ in self.timed_variants:
+                self.variant_baseline(name, opts)
+            self.compile_baseline_ms(opts)
+
     def variant_baseline(self, config: str, opts) -> Timing:
         """The eager baseline on one variant's timed sets (``time_variants``), measured once."""
         if config not in self._variant_baselines:

@@ -16,7 +16,7 @@ import datetime as _dt
 import os
 import threading
 import traceback
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +25,9 @@ import torch
 from tqdm.auto import tqdm
 
 from . import build
-from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem
+from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem, start_judgement
 from .lanes import JudgeLanes, LanesAborted
+from .overlap import OverlappingLane, Step
 from .models import ModelUnavailable, get_model, iter_arrivals
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
@@ -118,6 +119,7 @@ def run_batch(
     gpus: int | str | None = None,
     generation=None,
     ray: str | bool | None = None,
+    overlap: bool = True,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
 
@@ -125,6 +127,8 @@ def run_batch(
     and shared by its candidates. With ``gpus``, problems are spread over that many local GPUs,
     one judging thread each; every verdict is the same as on one GPU but for its timings.
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
+    ``overlap``: each device's next candidate starts and runs its correctness calls while the
+    judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts, less wall time).
     ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`).
     ``ray``: run the batch on a Ray cluster instead (True or "" for ``ray.init()``'s default, "auto"
     or an address; :mod:`kbench_lib.cluster`, docs/CLUSTER.md)."""
@@ -141,7 +145,7 @@ def run_batch(
     seen = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
     generate = get_model(model, backends, generation)
     try:
-        batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress)
+        batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress, overlap)
         arrivals = iter_arrivals(generate, problems, skip={(p, i) for m, p, i in seen if m == model})
         if generates_on(generate, devices):  # its GPU work would run under the timings: generate everything first
             arrivals = _generated_first(arrivals)
@@ -200,14 +204,19 @@ class PreparedReferences:
         self._held: OrderedDict = OrderedDict()
         self.prepared = 0  # references prepared (a problem prepared again after eviction counts twice)
 
-    def get(self, problem: Problem):
+    def get(self, problem: Problem, busy=()):
+        """The problem's prepared reference (prepared now if not held); ``busy``: keys of problems
+        whose candidates are still being judged, never let go here."""
         if problem.key in self._held:
             self._held.move_to_end(problem.key)
             return self._held[problem.key]
         self._held[problem.key] = prepared = _prepare(problem, self.device, self.opts)
         self.prepared += 1
-        while len(self._held) > 1 and self._over():
-            _release(self._held.popitem(last=False)[1])
+        while self._over():
+            key = next((k for k in self._held if k != problem.key and k not in busy), None)
+            if key is None:
+                break
+            _release(self._held.pop(key))
         return prepared
 
     def _over(self) -> bool:
@@ -269,13 +278,15 @@ class _Batch:
     each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
-                 prebuild_jobs: int, progress: bool):
+                 prebuild_jobs: int, progress: bool, overlap: bool = True):
         self.writer, self.run_id, self.model, self.strategy = writer, run_id, model, strategy
         self.opts, self.devices = opts, devices
         self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
         self.builds: dict = {}
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
         self.rows: list[dict] = []
+        self.overlap = overlap
+        self.overlapped = self.judged_again = 0  # judgements overlapped with another's checks; judged again alone
         self.lock = threading.Lock()
         self.failed: BaseException | None = None
         self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
@@ -322,19 +333,50 @@ class _Batch:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
         prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
+        busy: Counter = Counter()  # problems with a sample begun and not yet recorded
+
+        def take(wait: bool):
+            return self.lanes.get(lane, wait)
+
+        def begin(a, gated: bool) -> Step:
+            busy[a.problem.key] += 1
+            return self.begin(a, device, prepared, gated, busy)
+
+        def record(step: Step, v: Verdict) -> None:
+            a = step.arrival
+            try:
+                self.record(a.problem, a.sample, v)
+            finally:
+                busy[a.problem.key] -= 1
+                self.lanes.done(lane)
+            if a.last:
+                prepared.release(a.problem.key)
+
+        def set_aside(step: Step) -> None:
+            busy[step.arrival.problem.key] -= 1
+
+        run = OverlappingLane(take, self.ready, begin, lambda step, beside: self.finish(step, device, beside), record, set_aside,
+                              overlap=self.overlap)
         try:
-            while (a := self.lanes.get(lane)) is not None:
-                try:
-                    self.judge(a, device, prepared)
-                finally:
-                    self.lanes.done(lane)
+            run.run()
         except BaseException as e:  # noqa: BLE001 - recording failed: stop the batch, raise it in the caller
             self.failed = e
             self.lanes.abort(e)
         finally:
             prepared.release_all()
+            with self.lock:
+                self.overlapped += run.overlapped
+                self.judged_again += run.judged_again
 
-    def judge(self, a, device: str, prepared: PreparedReferences) -> None:
+    def ready(self, a) -> bool:
+        """Whether ``a`` can start without waiting for its build."""
+        c = a.sample.candidate if a.sample is not None else None
+        future = self.builds.get(c.sha) if c is not None else None
+        return future is None or future.done()
+
+    def begin(self, a, device: str, prepared: PreparedReferences, gated: bool, busy) -> Step:
+        """Starts judging ``a``: its build waited for, its problem's reference prepared (and, when
+        candidates overlap, measured now, while no worker runs), its worker started."""
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None
@@ -344,9 +386,38 @@ class _Batch:
             except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
                 pass
         err = f"model {self.model} failed to produce a candidate: {a.error}" if a.error is not None else None
-        self.record(problem, sample, _judge_one(problem, sample, err, prepared.get(problem) if c is not None else None, device, self.opts))
-        if a.last:
-            prepared.release(problem.key)
+        if c is None:
+            return Step(a, verdict=_judge_one(problem, sample, err, None, device, self.opts))
+        ref = prepared.get(problem, busy=[k for k, n in busy.items() if n > 0 and k != problem.key])
+        if isinstance(ref, str):
+            return Step(a, verdict=_judge_one(problem, sample, err, ref, device, self.opts))
+        try:
+            if self.overlap:
+                ref.measure_now(replace(self.opts, device=device))
+            return Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref, gated=gated))
+        except JudgeError as e:
+            v = _error_verdict(problem, c.backend, device, self.opts, "judge_error", str(e))
+        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
+            v = _error_verdict(problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
+        v.kernel_sha = c.sha[:16]
+        return Step(a, verdict=v)
+
+    def finish(self, step: Step, device: str, beside: bool) -> Verdict | None:
+        """``step``'s verdict; None when the judge's checks ran out of device memory beside
+        another candidate's worker (it is judged again alone)."""
+        c = step.arrival.sample.candidate
+        try:
+            return step.judgement.finish()
+        except torch.cuda.OutOfMemoryError:
+            if beside:
+                return None
+            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
+        except JudgeError as e:
+            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", str(e))
+        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
+            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
+        v.kernel_sha = c.sha[:16]
+        return v
 
     def record(self, problem: Problem, sample, v: Verdict) -> None:
         row = row_from_verdict(v, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=sample.index if sample else 0,

@@ -258,11 +258,37 @@ def run_isolated(
     The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
     worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.forkserver`)
     unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
+    return start_isolated(args, workdir=workdir, timeout_s=timeout_s, env_extra=env_extra, isolate_network=isolate_network,
+                          max_file_bytes=max_file_bytes, cuda=cuda, writable=writable).result()
+
+
+def start_isolated(
+    args: list[str],
+    *,
+    workdir: str,
+    timeout_s: float,
+    env_extra: dict[str, str] | None = None,
+    isolate_network: bool = True,
+    max_file_bytes: int = 16 << 30,
+    cuda: bool = False,
+    writable: tuple[str, ...] = (),
+    gated: bool = False,
+) -> "Running":
+    """:func:`run_isolated`, started and not waited for: the caller goes on while it runs and
+    collects its :class:`ProcessResult` with :meth:`Running.result`.
+
+    ``gated``: the child also gets the read end of a pipe, named by ``KBENCH_GATE_FD``, that stays
+    closed until :meth:`Running.open_gate` (or :meth:`Running.result`); the worker waits on it
+    before it profiles or times anything, so that a batch can run it beside the judge's own work
+    on the previous candidate and still give it the GPU alone for the measured part."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
     read_fd, write_fd = os.pipe()
+    gate_r, gate_w = os.pipe() if gated else (-1, -1)
     env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
+    if gated:
+        env["KBENCH_GATE_FD"] = str(gate_r)
     # the worker must import this package whatever the cwd and however it was installed
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -271,54 +297,126 @@ def run_isolated(
         os.makedirs(d, exist_ok=True)
         rw.append(os.path.realpath(d))
     env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
+    server = None
     if args[:3] == ["-m", "kbench_lib.worker", "run"] and os.environ.get("KBENCH_FORKSERVER", "1") != "0":
         server = _server(cuda)
-        if server is not None:
-            return _run_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd)
-    prefix = isolation_prefix(cuda) if isolate_network else ()
-    cmd = wrap(prefix, [sys.executable, *args])
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=workdir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        pass_fds=(write_fd,),
-        start_new_session=True,
-        preexec_fn=functools.partial(_limit_resources, max_file_bytes),
-    )
-    os.close(write_fd)
-    log = BoundedLog()
-    messages: list = []
-    pump = threading.Thread(target=_pump, args=(proc.stdout, log), daemon=True)
-    reader = threading.Thread(target=_read_messages, args=(read_fd, messages), daemon=True)
-    pump.start()
-    reader.start()
-    timed_out = False
+    if server is not None:  # it closes every descriptor given to it, whatever happens
+        return _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
+                             gate_r, gate_w)
     try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        # kill the whole session: the worker and anything it started (compilers, threads' children)
+        prefix = isolation_prefix(cuda) if isolate_network else ()
+        cmd = wrap(prefix, [sys.executable, *args])
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            cmd,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,) + ((gate_r,) if gated else ()),
+            start_new_session=True,
+            preexec_fn=functools.partial(_limit_resources, max_file_bytes),
+        )
+    except BaseException:
+        for fd in (read_fd, write_fd, gate_r, gate_w):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    os.close(write_fd)
+    if gated:
+        os.close(gate_r)
+    run = Running(started, timeout_s, gate_w, network_isolated=bool(prefix), pid_isolated="--pid" in prefix)
+    run._start_readers(proc.stdout, read_fd)
+    run._popen = proc
+    return run
+
+
+class Running:
+    """A child started by :func:`start_isolated`: open its gate, wait for its end, collect its result."""
+
+    def __init__(self, started: float, timeout_s: float, gate_w: int, network_isolated: bool, pid_isolated: bool):
+        self.started, self.timeout_s = started, timeout_s
+        self._gate_w = gate_w
+        self.gate_opened: float | None = None if gate_w >= 0 else started
+        self.network_isolated, self.pid_isolated = network_isolated, pid_isolated
+        self.log = BoundedLog()
+        self.messages: list = []
+        self._threads: list[threading.Thread] = []
+        self._popen: subprocess.Popen | None = None
+        self._server = self._rid = self._pid = None
+        self.returncode: int | None = None
+        self.timed_out = False
+        self.ended: float | None = None
+        self._result: ProcessResult | None = None
+
+    def _start_readers(self, log_stream, msg_fd: int) -> None:
+        self._threads = [threading.Thread(target=_pump, args=(log_stream, self.log), daemon=True),
+                         threading.Thread(target=_read_messages, args=(msg_fd, self.messages), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def open_gate(self) -> None:
+        """Lets the child go on past its gate (at once if it is not there yet); idempotent."""
+        if self._gate_w < 0:
+            return
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-    pump.join(timeout=5)
-    reader.join(timeout=5)
-    return ProcessResult(
-        returncode=proc.returncode,
-        timed_out=timed_out,
-        wall_s=time.monotonic() - started,
-        log=log.text(),
-        messages=messages,
-        network_isolated=bool(prefix),
-        pid_isolated="--pid" in prefix,
-    )
+            os.write(self._gate_w, b"g")
+        except OSError:
+            pass  # the child is gone, or closed its end: nothing waits
+        finally:
+            os.close(self._gate_w)
+            self._gate_w = -1
+            self.gate_opened = time.monotonic()
+
+    def _deadline(self) -> float:
+        """The wall-clock limit counts from the start, not counting the time the gate was held shut."""
+        held = (self.gate_opened or time.monotonic()) - self.started
+        return self.started + self.timeout_s + held
+
+    def wait(self) -> None:
+        """Blocks until the child has ended (killed, with its whole session, once over its limit).
+        Opens the gate first if it is still shut: nothing else would."""
+        if self.ended is not None:
+            return
+        self.open_gate()
+        left = max(0.0, self._deadline() - time.monotonic())
+        if self._popen is not None:
+            try:
+                self._popen.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                self.timed_out = True
+            finally:
+                # kill the whole session: the worker and anything it started (compilers, threads' children)
+                try:
+                    os.killpg(self._popen.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                self._popen.wait()
+            self.returncode = self._popen.returncode
+        else:
+            with self._server.lock:
+                code = self._server.wait(self._rid, left)
+                self.timed_out = code is None
+                try:  # kill the whole session: the worker and anything it started
+                    os.killpg(self._pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                if self.timed_out:
+                    code = self._server.wait(self._rid, 60)
+            self.returncode = code
+        self.ended = time.monotonic()
+
+    def result(self) -> ProcessResult:
+        """Waits for the end (:meth:`wait`) and for the child's last output and messages."""
+        if self._result is None:
+            self.wait()
+            for t in self._threads:
+                t.join(timeout=5)
+            self._result = ProcessResult(returncode=self.returncode, timed_out=self.timed_out, wall_s=self.ended - self.started,
+                                         log=self.log.text(), messages=self.messages, network_isolated=self.network_isolated,
+                                         pid_isolated=self.pid_isolated)
+        return self._result
 
 
 _SERVERS: dict = {}
@@ -367,43 +465,27 @@ def close_servers() -> None:
         _SERVERS.clear()
 
 
-def _run_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd) -> ProcessResult:
-    """run_isolated through the fork server: same limits, same result."""
+def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w) -> Running:
+    """start_isolated through the fork server: same limits, same result."""
     from .forkserver import CLONE_NEWNET, CLONE_NEWPID
 
     log_r, log_w = os.pipe()
     started = time.monotonic()
-    log = BoundedLog()
-    messages: list = []
-    with server.lock:
-        try:
-            rid, pid = server.spawn(list(args), workdir, {k: v for k, v in env.items() if k != "KBENCH_MSG_FD"}, rw, isolate,
-                                    max_file_bytes, log_w, write_fd)
-        finally:
-            os.close(log_w)
-            os.close(write_fd)
-        pump = threading.Thread(target=_pump, args=(os.fdopen(log_r, "rb"), log), daemon=True)
-        reader = threading.Thread(target=_read_messages, args=(read_fd, messages), daemon=True)
-        pump.start()
-        reader.start()
-        code = server.wait(rid, timeout_s)
-        timed_out = code is None
-        # kill the whole session: the worker and anything it started
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if timed_out:
-            code = server.wait(rid, 60)
-    pump.join(timeout=5)
-    reader.join(timeout=5)
+    fds = [log_w, write_fd] + ([gate_r] if gate_r >= 0 else [])
+    child_env = {k: v for k, v in env.items() if k not in ("KBENCH_MSG_FD", "KBENCH_GATE_FD")}
+    try:
+        with server.lock:
+            rid, pid = server.spawn(list(args), workdir, child_env, rw, isolate, max_file_bytes, fds)
+    except BaseException:
+        for fd in (log_r, read_fd, gate_w):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    finally:
+        for fd in fds:
+            os.close(fd)
     isolation = server.isolation if isolate else 0
-    return ProcessResult(
-        returncode=code,
-        timed_out=timed_out,
-        wall_s=time.monotonic() - started,
-        log=log.text(),
-        messages=messages,
-        network_isolated=bool(isolation & CLONE_NEWNET),
-        pid_isolated=bool(isolation & CLONE_NEWPID),
-    )
+    run = Running(started, timeout_s, gate_w, network_isolated=bool(isolation & CLONE_NEWNET), pid_isolated=bool(isolation & CLONE_NEWPID))
+    run._server, run._rid, run._pid = server, rid, pid
+    run._start_readers(os.fdopen(log_r, "rb"), read_fd)
+    return run

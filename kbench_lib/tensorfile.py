@@ -204,11 +204,13 @@ def _rebuild(node, tensors: list):
     return node
 
 
-def read(path: str, device: str | torch.device | None = None, dir_fd: int | None = None, max_bytes: int | None = None):
+def read(path: str, device: str | torch.device | None = None, dir_fd: int | None = None, max_bytes: int | None = None,
+         fd: int | None = None):
     """The tree written by :func:`write`. Tensors are CPU tensors viewing the file's mapping, or,
     with a CUDA ``device``, copies on that device (page-locked copies; the mapping is closed).
 
-    With ``dir_fd``, ``path`` is relative to that open folder. Only a regular file is read: a
+    With ``dir_fd``, ``path`` is relative to that open folder; with ``fd``, the file is that open
+    descriptor (the caller's: it stays open) and ``path`` only names it in messages. Only a regular file is read: a
     symlink (never followed), a FIFO (it would block), a device or a folder is a
     :class:`TensorFileError`, as are tensors whose byte ranges overlap (a forged header listing one
     region many times would multiply what a device copy allocates) and, with ``max_bytes``, tensors
@@ -216,10 +218,12 @@ def read(path: str, device: str | torch.device | None = None, dir_fd: int | None
     the reader's own trouble (its GPU is full, or its CUDA context broken): what was allocated is
     given back and the error goes on as it is, never blamed on the file."""
     name = os.path.basename(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as e:
-        raise TensorFileError(f"cannot open {name}: {e.strerror}") from e
+    own = fd is None
+    if own:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as e:
+            raise TensorFileError(f"cannot open {name}: {e.strerror}") from e
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -229,7 +233,8 @@ def read(path: str, device: str | torch.device | None = None, dir_fd: int | None
             raise TensorFileError("file too short")
         mm = mmap.mmap(fd, size, prot=mmap.PROT_READ)
     finally:
-        os.close(fd)
+        if own:
+            os.close(fd)
     if mm[: len(MAGIC)] != MAGIC:
         raise TensorFileError("not a tensor file")
     (hlen,) = struct.unpack("<Q", mm[len(MAGIC): len(MAGIC) + 8])

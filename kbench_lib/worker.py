@@ -48,6 +48,31 @@ _empty_cache = torch.cuda.empty_cache
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
 _write_file = tensorfile.write
 _OUT_FD: list[int] = []  # the job's out folder, opened before the candidate is imported (run mode)
+_os_read = os.read  # bound before any candidate code runs
+
+
+def _take_gate() -> int | None:
+    """The gate's descriptor (``sandbox.start_isolated(gated=True)``), taken out of the environment
+    before the candidate exists; None when the judge runs this worker alone."""
+    fd = os.environ.pop("KBENCH_GATE_FD", None)
+    try:
+        return int(fd) if fd is not None else None
+    except ValueError:
+        return None
+
+
+def _await_gate(fd: int | None, chan) -> None:
+    """Waits until the judge opens the gate: in a batch this process's start and correctness calls
+    may run beside the judge's own work on the previous candidate, never its profile or timed calls.
+    A candidate that closes or drains the gate only makes its own wait end early (its timing then
+    shares the GPU with that work, which can only slow it) or never (its run's time limit ends it)."""
+    if fd is None:
+        return
+    chan.send(event="stage", stage="gate")
+    try:
+        _os_read(fd, 1)
+    except OSError:
+        pass
 
 
 def _write_tensors(path: str, tree) -> None:
@@ -290,6 +315,7 @@ def _start_runtime_threads(device: torch.device, profile: bool) -> None:
 
 def run(mode: str, jobdir: str) -> int:
     chan = channel()
+    gate = _take_gate()
     with open(os.path.join(jobdir, "job.json")) as f:
         job = json.load(f)
     device = torch.device(job["device"])
@@ -443,6 +469,8 @@ def run(mode: str, jobdir: str) -> int:
 
     groups = timing_groups(cases)
     timed, warm = (groups[0][1], groups[0][2]) if groups else ([], [])
+    if timed:
+        _await_gate(gate, chan)
     if timed and job.get("profile", True):
         chan.send(event="stage", stage="profile")
         try:
