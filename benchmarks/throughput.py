@@ -130,7 +130,7 @@ def _q(values: list[float], p: float) -> float | None:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
-def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path) -> dict:
+def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = True) -> dict:
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
                         build_timeout_s=args.build_timeout)
     before = set(_leftovers())
@@ -139,13 +139,13 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     with Peaks() as peaks:
         shm_base = peaks.shm
         for m in models:
-            _, got = runner.run_batch(problems, m, run_id=f"tp-{gpus}-{guards}", runs_root=root, opts=opts, progress=not args.quiet,
-                                      prebuild_jobs=args.build_jobs, gpus=gpus)
+            _, got = runner.run_batch(problems, m, run_id=f"tp-{gpus}-{guards}-{overlap}", runs_root=root, opts=opts, progress=not args.quiet,
+                                      prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
             rows += got
     wall = time.monotonic() - started
-    df = read_records(root, f"tp-{gpus}-{guards}")
+    df = read_records(root, f"tp-{gpus}-{guards}-{overlap}")
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
-        save_records(df, Path(args.records_dir) / f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}.parquet")
+        save_records(df, Path(args.records_dir) / f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-overlap_{'on' if overlap else 'off'}.parquet")
     per = [float(x) for x in df["judge_s"].dropna()]
     stages: dict[str, list[float]] = {}
     for st in df["judge_stages"]:
@@ -153,8 +153,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             stages.setdefault(k, []).append(val)
     failures = df["failure"].fillna("none").value_counts().to_dict()
     return {
-        "device_name": device_name(device), "gpus": gpus, "guards": guards, "candidates": len(df),
-        "wall_s": round(wall, 1), "candidates_per_hour": round(len(df) / wall * 3600, 1),
+        "device_name": device_name(device), "gpus": gpus, "guards": guards, "overlap": overlap, "candidates": len(df),
+        "wall_s": round(wall, 1), "wall_s_per_candidate": round(wall / max(1, len(df)), 3), "candidates_per_hour": round(len(df) / wall * 3600, 1),
         "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1),
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
@@ -171,6 +171,9 @@ def main() -> None:
     ap.add_argument("--device", default="auto")
     ap.add_argument("--gpus", nargs="+", type=int, default=[1])
     ap.add_argument("--guards", nargs="+", choices=["on", "off"], default=["on", "off"])
+    ap.add_argument("--overlap", nargs="+", choices=["on", "off"], default=["on"],
+                    help="each GPU's next candidate starts beside the judge's checks of the previous one (run_batch(overlap=))")
+    ap.add_argument("--git-sha", default=os.environ.get("KBENCH_GIT_SHA"), help="the commit measured (a tree copy may answer git wrongly)")
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
@@ -209,14 +212,15 @@ def main() -> None:
     path = dest / f"throughput-{dt.date.today().isoformat()}.json"
     old = json.loads(path.read_text()) if path.exists() else []
     for gpus in a.gpus:
-        for g in a.guards:
-            r = measure(problems, models, gpus, g == "on", device, a, work / "runs")
+        for g, ov in [(g, ov) for g in a.guards for ov in a.overlap]:
+            r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on")
+            r["git_sha"] = a.git_sha
             out.append(r)
             print(json.dumps(r), flush=True)
             path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
-    print(f"{'gpus':>4} {'guards':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
+    print(f"{'gpus':>4} {'guards':>6} {'overlap':>7} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
     for r in out:
-        print(f"{r['gpus']:>4} {str(r['guards']):>6} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
+        print(f"{r['gpus']:>4} {str(r['guards']):>6} {str(r['overlap']):>7} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
               f"{r['candidates_per_gpu_hour']:>10} {r['median_s_per_candidate'] or 0:>8.2f} {r['p90_s_per_candidate'] or 0:>6.2f} "
               f"{r['host_rss_peak_mb']:>7} {r['dev_shm_peak_mb']:>6}")
     print("written:", path)
