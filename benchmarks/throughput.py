@@ -49,8 +49,9 @@ def _copy(src: Path, folder: Path, problem_stem: str, tag: str) -> None:
     shutil.copy(src, folder / f"{problem_stem}__{tag}.py")
 
 
-def batch(folder: Path, device: str, with_compile: bool, keep: list | None = None) -> tuple[list, list]:
-    """(problems, model specs): the candidates laid out under ``folder`` for the folder model."""
+def batch(folder: Path, device: str, with_compile: bool, keep: list | None = None, backends: list | None = None) -> tuple[list, list]:
+    """(problems, model specs): the candidates laid out under ``folder`` for the folder model.
+    ``backends``: keep only candidates of these backends (and the problems left with one)."""
     import test_adversarial_cpu as cpu_suite
 
     problems = [p for p in discover(REPO / "problems") if p.level in ("level1", "level2")
@@ -78,6 +79,12 @@ def batch(folder: Path, device: str, with_compile: bool, keep: list | None = Non
             _copy(f, cand, fixture, "bad_" + f.stem)
     adv_problems.add(fixture)
     problems += [load_problem(ADV / "problems" / f"{name}.py") for name in sorted(adv_problems)]
+    if backends:
+        for f in sorted(cand.glob("*.py")):
+            if load_candidate(f).backend not in backends:
+                f.unlink()
+        stems = {f.stem.split("__")[0] for f in cand.glob("*.py")}
+        problems = [p for p in problems if p.path.stem in stems]
     if keep:
         problems = [p for p in problems if any(k in p.key for k in keep)]
     models = [f"folder:{cand}"] + (["torch-compile"] if with_compile else [])
@@ -181,6 +188,7 @@ def main() -> None:
     ap.add_argument("--build-timeout", type=float, default=300.0,
                     help="build limit per candidate (a cold CUDA build takes 45-90 s; the run limit would fail it as a compile_error)")
     ap.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"))
+    ap.add_argument("--backends", nargs="*", default=None, help="keep only candidates of these backends (triton torch: no CUDA builds)")
     ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these (a smaller batch)")
     ap.add_argument("--records-dir", default=None, help="also save each pass's records here as one parquet file")
     ap.add_argument("--warm", choices=["judge", "build", "none"], default="judge",
@@ -191,7 +199,7 @@ def main() -> None:
     a = ap.parse_args()
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
-    problems, models = batch(work, device, a.compile, a.filter)
+    problems, models = batch(work, device, a.compile, a.filter, a.backends)
     # builds happen once, before any measured pass: the target is a warm candidate (warm build cache)
     warm_opts = JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.build_timeout)
     t0 = time.monotonic()
