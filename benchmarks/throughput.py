@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--device", default="auto")
     ap.add_argument("--gpus", nargs="+", type=int, default=[1])
     ap.add_argument("--guards", nargs="+", choices=["on", "off"], default=["on", "off"])
-    ap.add_argument("--overlap", nargs="+", choices=["on", "off"], default=["on"],
+    ap.add_argument("--overlap", nargs="+", choices=["on", "off"], default=["off"],
                     help="each GPU's next candidate starts beside the judge's checks of the previous one (run_batch(overlap=))")
     ap.add_argument("--git-sha", default=os.environ.get("KBENCH_GIT_SHA"), help="the commit measured (a tree copy may answer git wrongly)")
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")

@@ -119,7 +119,7 @@ def run_batch(
     gpus: int | str | None = None,
     generation=None,
     ray: str | bool | None = None,
-    overlap: bool = True,
+    overlap: bool = False,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
 
@@ -128,7 +128,9 @@ def run_batch(
     one judging thread each; every verdict is the same as on one GPU but for its timings.
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
-    judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts, less wall time).
+    judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
+    on the H100 it gained nothing measurable on the throughput batch and held two candidates'
+    result files in /dev/shm at once (results/README.md, 2026-11-26).
     ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`).
     ``ray``: run the batch on a Ray cluster instead (True or "" for ``ray.init()``'s default, "auto"
     or an address; :mod:`kbench_lib.cluster`, docs/CLUSTER.md)."""
@@ -278,7 +280,7 @@ class _Batch:
     each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
-                 prebuild_jobs: int, progress: bool, overlap: bool = True):
+                 prebuild_jobs: int, progress: bool, overlap: bool = False):
         self.writer, self.run_id, self.model, self.strategy = writer, run_id, model, strategy
         self.opts, self.devices = opts, devices
         self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
