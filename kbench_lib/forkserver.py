@@ -62,6 +62,7 @@ def _libc():
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
     libc.unshare.argtypes = [ctypes.c_int]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return libc
 
 
@@ -92,7 +93,8 @@ def _mount_points() -> list[tuple[str, set]]:
 
 
 def _readonly_except(libc, rw: list[str]) -> bool:
-    """Every mount read-only except ``rw`` (bound onto themselves) and /dev, /proc, /sys."""
+    """Every mount read-only except ``rw`` (bound onto themselves) and /dev, /proc, /sys; and
+    /dev/shm a fresh tmpfs of its own (:func:`_private_shm`)."""
     if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return False
     ok = True
@@ -108,7 +110,45 @@ def _readonly_except(libc, rw: list[str]) -> bool:
             if name in opts:
                 flags |= bit
         ok &= libc.mount(None, point.encode(), None, flags, None) == 0
-    return ok
+    return ok and _private_shm(libc, rw)
+
+
+SHM = "/dev/shm"
+MNT_DETACH = 2
+
+
+def _private_shm(libc, rw: list[str]) -> bool:
+    """A fresh, empty tmpfs on /dev/shm, with the folders of ``rw`` that lie under it (the job's
+    own) bound back in at their paths: a candidate finds nothing another left there (in a batch
+    every candidate of a problem sees the same input sets, so answers dropped in a shared /dev/shm
+    would be a lookup table for the next one), and what it leaves there goes with its namespace.
+    True when done, or when nothing needs hiding; False leaves /dev/shm as it was."""
+    inside = [d for d in rw if d.startswith(SHM + "/")]
+    if not os.path.isdir(SHM) or SHM in rw:
+        return True
+    fds: list[tuple[str, int]] = []
+    mounted = False
+    try:
+        for d in inside:
+            fds.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
+        if libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777") != 0:
+            return False
+        mounted = True
+        for d, fd in fds:
+            os.makedirs(d, exist_ok=True)
+            if libc.mount(f"/proc/self/fd/{fd}".encode(), d.encode(), None, MS_BIND | MS_REC, None) != 0:
+                raise OSError("bind")
+            st, want = os.stat(d), os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (want.st_dev, want.st_ino):
+                raise OSError("bound another folder")
+        return True
+    except OSError:
+        if mounted:
+            libc.umount2(SHM.encode(), MNT_DETACH)  # never leave the job's own folder hidden
+        return False
+    finally:
+        for _, fd in fds:
+            os.close(fd)
 
 
 def _status_code(status: int) -> int:

@@ -86,6 +86,21 @@ if [ -n "$KBENCH_RW" ] && mount --make-rprivate / 2>/dev/null; then
       mount -o remount,bind,ro "$mp" 2>/dev/null || ok=0
     done
   fi
+  # /dev/shm: a fresh tmpfs of its own, the job's folder under it bound back in (forkserver._private_shm)
+  shm_dir=""
+  old_ifs=$IFS; IFS=:
+  for d in $KBENCH_RW; do case "$d" in /dev/shm/*) shm_dir="$d";; esac; done
+  IFS=$old_ifs
+  if [ $ok = 1 ] && [ -d /dev/shm ] && { [ -z "$shm_dir" ] || exec 9<"$shm_dir"; } 2>/dev/null; then
+    if mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm 2>/dev/null; then
+      if [ -n "$shm_dir" ] && ! { mkdir -p "$shm_dir" && mount --no-canonicalize --bind "/proc/$$/fd/9" "$shm_dir" && [ -d "$shm_dir/tmp" ]; } 2>/dev/null; then
+        umount -l /dev/shm 2>/dev/null; ok=0
+      fi
+    else
+      ok=0
+    fi
+    exec 9<&-
+  fi
 fi
 export KBENCH_FS_READONLY=$ok
 "$@"

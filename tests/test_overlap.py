@@ -90,8 +90,8 @@ def test_overlapped_batch_gives_the_verdicts_of_one_at_a_time_and_leaves_nothing
 def test_a_gated_child_waits_until_the_gate_opens(tmp_path):
     script = tmp_path / "gate.py"
     script.write_text("import os, sys, time\nfd = int(os.environ['KBENCH_GATE_FD'])\nos.read(fd, 1)\nprint(time.monotonic())\n")
-    run = sandbox.start_isolated([str(script)], workdir=str(tmp_path / "w"), timeout_s=1.0, gated=True)
-    time.sleep(1.5)  # longer than the limit: time behind a shut gate does not count against it
+    run = sandbox.start_isolated([str(script)], workdir=str(tmp_path / "w"), timeout_s=4.0, gated=True)
+    time.sleep(5.0)  # longer than the limit: time behind a shut gate does not count against it
     opened = time.monotonic()
     run.open_gate()
     res = run.result()
@@ -185,3 +185,44 @@ def test_detach_removes_the_job_folder_and_the_checks_still_read_the_results(sca
     v = j.finish()
     assert v.correct and v.failure is None and v.runtime_ms, (v.failure, v.message)
     assert "run_gate" in v.stage_s
+
+
+def _shm_probe_candidate(marker: str, drop: str) -> str:
+    return f'''
+import os
+if os.path.exists({marker!r}):
+    raise RuntimeError("saw a file another process left in /dev/shm")
+with open({drop!r}, "w") as f:
+    f.write("answers for the next candidate")
+''' + HONEST
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_a_worker_gets_a_dev_shm_of_its_own(scale_add_relu, fast_cpu_opts, tmp_path):
+    """What one candidate leaves in /dev/shm the next never sees (both see a batch's same inputs),
+    and nothing it writes there outlives it; through the fork server and through unshare."""
+    import uuid
+
+    from kbench_lib.candidates import Candidate
+    from kbench_lib.judge import judge
+
+    if not _forkserver_pid_isolated() or "--pid" not in sandbox.isolation_prefix(False):
+        pytest.skip("no PID and mount namespaces here")
+    marker = f"/dev/shm/kbench-marker-{uuid.uuid4().hex}"
+    Path(marker).write_text("left by someone else")
+    try:
+        for forkserver in ("1", "0"):
+            drop = f"/dev/shm/kbench-drop-{uuid.uuid4().hex}"
+            old = os.environ.get("KBENCH_FORKSERVER")
+            os.environ["KBENCH_FORKSERVER"] = forkserver
+            try:
+                v = judge(scale_add_relu, Candidate(source=_shm_probe_candidate(marker, drop), backend="torch"), fast_cpu_opts)
+            finally:
+                if old is None:
+                    os.environ.pop("KBENCH_FORKSERVER", None)
+                else:
+                    os.environ["KBENCH_FORKSERVER"] = old
+            assert v.correct and v.failure is None, (forkserver, v.failure, v.message)
+            assert not os.path.exists(drop), forkserver
+    finally:
+        os.unlink(marker)
