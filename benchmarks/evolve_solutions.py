@@ -145,6 +145,9 @@ def main(argv=None) -> int:
                                  and all(x is not None and not math.isnan(x) and x >= CONFIRM_MARGIN for x in gains))
         results.append(entry)
         print(json.dumps(entry, default=str), flush=True)
+        partial = {"device": device_name(device), "date": day, "complete": False, "margin": CONFIRM_MARGIN, "problems": len(problems),
+                   "improved": sum(e["improved"] for e in results), "results": results}
+        (out / "improvements.json").write_text(json.dumps(partial, indent=1, default=str))  # a call cut short keeps what was confirmed
     all_rows = read_records(runs, run_id)
     save_records(all_rows, out / "records.parquet")
     search_rows = all_rows[all_rows["strategy"] != "confirm"]
@@ -152,7 +155,7 @@ def main(argv=None) -> int:
     confusion = verifier_confusion(search_rows)
     from kbench_lib.metrics import timing_kind
 
-    summary = {"device": device_name(device), "date": day, "timing": sorted(set(timing_kind(search_rows))), "minutes": round((time.monotonic() - started) / 60, 2),
+    summary = {"device": device_name(device), "date": day, "complete": True, "timing": sorted(set(timing_kind(search_rows))), "minutes": round((time.monotonic() - started) / 60, 2),
                "problems": len(problems), "improved": sum(e["improved"] for e in results), "margin": CONFIRM_MARGIN,
                "verifiers": confusion.to_dict("records") if len(confusion) else [], "figures": {k: [str(p) for p in v] for k, v in made.items()},
                "results": results}
