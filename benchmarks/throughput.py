@@ -137,7 +137,7 @@ def _q(values: list[float], p: float) -> float | None:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
-def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = True) -> dict:
+def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False) -> dict:
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
                         build_timeout_s=args.build_timeout)
     before = set(_leftovers())

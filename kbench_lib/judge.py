@@ -363,8 +363,7 @@ class Judgement:
                  gated: bool):
         self.prep, self.candidate, self.opts, self.v, self.started = prep, candidate, opts, v, started
         self.lap = _Laps(v)
-        self.run: sandbox.Running | None = None
-        self.decided = False  # the verdict needs no run (a failed build)
+        self.run: sandbox.Running | None = None  # None after _start: the verdict needed no run (a failed build)
         self._own_dir = workdir is None
         self.wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if self._own_dir else Path(workdir)
         self._allocating = self._out = None
@@ -397,7 +396,6 @@ class Judgement:
             v.network_isolated = b.network_isolated
             if b.failure:
                 _fail(v, b.failure, b.message, b.log)
-                self.decided = True
                 return
         v.compiled = True
         lap("build")
@@ -440,7 +438,7 @@ class Judgement:
         if self._finished is not None:
             return self._finished
         try:
-            if not self.decided:
+            if self.run is not None:
                 self._check()
             self._finished = self.v
             return self.v

@@ -62,7 +62,6 @@ class OverlappingLane:
     set_aside: Callable[[Step], None] = lambda step: None  # a step given up, to be begun again alone
     overlap: bool = True
     again: deque = field(default_factory=deque)  # samples to judge again alone
-    overlapped: int = 0  # judgements whose worker ran beside another's checks
     judged_again: int = 0
 
     def run(self) -> None:
@@ -87,7 +86,6 @@ class OverlappingLane:
                         if held is not None and self.ready(held) and cur.judgement.detach():
                             nxt, held = self.begin(held, True), None
                             nxt.beside = nxt.judgement is not None
-                            self.overlapped += nxt.beside
                 try:
                     self._end(cur, beside=nxt is not None and nxt.beside)
                 finally:

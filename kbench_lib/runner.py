@@ -83,15 +83,19 @@ def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: Judge
     if sample is None or sample.candidate is None:
         return _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
     if isinstance(prepared, str):  # the problem's reference could not be prepared
-        v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", prepared)
-    else:
-        try:
-            return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
-        except JudgeError as e:
-            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", str(e))
-        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
-            v = _error_verdict(problem, sample.candidate.backend, device, opts, "judge_error", traceback.format_exc()[-3000:])
-    v.kernel_sha = sample.candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
+        return _judge_error(problem, sample.candidate, device, opts, prepared)
+    try:
+        return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
+    except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
+        return _judge_error(problem, sample.candidate, device, opts, e)
+
+
+def _judge_error(problem: Problem, candidate, device: str, opts: JudgeOptions, why: str | BaseException) -> Verdict:
+    """A ``judge_error`` verdict for ``candidate``: the judge could not judge it (``why``: a
+    message, a :class:`JudgeError`, or any other exception being handled, with its traceback)."""
+    message = why if isinstance(why, str) else str(why) if isinstance(why, JudgeError) else traceback.format_exc()[-3000:]
+    v = _error_verdict(problem, candidate.backend, device, opts, "judge_error", message)
+    v.kernel_sha = candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
     return v
 
 
@@ -288,7 +292,6 @@ class _Batch:
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
         self.rows: list[dict] = []
         self.overlap = overlap
-        self.overlapped = self.judged_again = 0  # judgements overlapped with another's checks; judged again alone
         self.lock = threading.Lock()
         self.failed: BaseException | None = None
         self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
@@ -366,9 +369,6 @@ class _Batch:
             self.lanes.abort(e)
         finally:
             prepared.release_all()
-            with self.lock:
-                self.overlapped += run.overlapped
-                self.judged_again += run.judged_again
 
     def ready(self, a) -> bool:
         """Whether ``a`` can start without waiting for its build."""
@@ -397,29 +397,18 @@ class _Batch:
             if self.overlap:
                 ref.measure_now(replace(self.opts, device=device))
             return Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref, gated=gated))
-        except JudgeError as e:
-            v = _error_verdict(problem, c.backend, device, self.opts, "judge_error", str(e))
-        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
-            v = _error_verdict(problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
-        v.kernel_sha = c.sha[:16]
-        return Step(a, verdict=v)
+        except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
+            return Step(a, verdict=_judge_error(problem, c, device, self.opts, e))
 
     def finish(self, step: Step, device: str, beside: bool) -> Verdict | None:
         """``step``'s verdict; None when the judge's checks ran out of device memory beside
         another candidate's worker (it is judged again alone)."""
-        c = step.arrival.sample.candidate
         try:
             return step.judgement.finish()
-        except torch.cuda.OutOfMemoryError:
-            if beside:
+        except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
+            if beside and isinstance(e, torch.cuda.OutOfMemoryError):
                 return None
-            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
-        except JudgeError as e:
-            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", str(e))
-        except Exception:  # noqa: BLE001 - never lose the batch to one candidate
-            v = _error_verdict(step.arrival.problem, c.backend, device, self.opts, "judge_error", traceback.format_exc()[-3000:])
-        v.kernel_sha = c.sha[:16]
-        return v
+            return _judge_error(step.arrival.problem, step.arrival.sample.candidate, device, self.opts, e)
 
     def record(self, problem: Problem, sample, v: Verdict) -> None:
         row = row_from_verdict(v, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=sample.index if sample else 0,

@@ -257,24 +257,15 @@ def _read_messages(fd: int, out: list) -> None:
                 break
 
 
-def run_isolated(
-    args: list[str],
-    *,
-    workdir: str,
-    timeout_s: float,
-    env_extra: dict[str, str] | None = None,
-    isolate_network: bool = True,
-    max_file_bytes: int = 16 << 30,
-    cuda: bool = False,
-    writable: tuple[str, ...] = (),
-) -> ProcessResult:
-    """Run ``python -m <args...>`` in ``workdir`` under the limits above.
+def run_isolated(args: list[str], **kw) -> ProcessResult:
+    """Run ``python -m <args...>`` in ``workdir`` under the limits above and wait for it; the
+    keywords are :func:`start_isolated`'s (``workdir``, ``timeout_s``, ``env_extra``,
+    ``isolate_network``, ``max_file_bytes``, ``cuda``, ``writable``).
 
     The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
     worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.forkserver`)
     unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
-    return start_isolated(args, workdir=workdir, timeout_s=timeout_s, env_extra=env_extra, isolate_network=isolate_network,
-                          max_file_bytes=max_file_bytes, cuda=cuda, writable=writable).result()
+    return start_isolated(args, **kw).result()
 
 
 def start_isolated(

@@ -272,19 +272,15 @@ class GapFloor:
 
 
 def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | None = None) -> GapFloor:
-    gaps = sorted(_idle_gaps(device, trials, spin))
-    return GapFloor(statistics.median(gaps), _q(gaps, UNJOINED_QUANTILE))
-
-
-def idle_gap_ms(device: torch.device, trials: int = 50, spin: HeadStart | None = None) -> float:
-    """Median gap between an event recorded at the end of a call and one recorded after a
+    """The gaps between an event recorded at the end of a call and one recorded after a
     device-wide sync, when nothing else is running: the floor that unjoined work is judged over.
     With ``spin``, each event follows that head start, so the host waits as long in the sync as it
     does behind a timed call. Our reading of why this matters, not measured apart: after a longer
     wait the host wakes later, and on an H200 machine here (2026-11-26) a legitimate CUDA kernel
     behind a 320 us head start had 188 of 714 calls counted as unjoined against a floor measured
     after no wait."""
-    return statistics.median(_idle_gaps(device, trials, spin))
+    gaps = sorted(_idle_gaps(device, trials, spin))
+    return GapFloor(statistics.median(gaps), _q(gaps, UNJOINED_QUANTILE))
 
 
 def _idle_gaps(device: torch.device, trials: int, spin: HeadStart | None) -> list[float]:
