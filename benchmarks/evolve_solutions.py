@@ -1,24 +1,34 @@
 """Evolutionary autotuning of the hand-written solutions on the GPU: does ``evolve`` with the
 offline tuner find faster, still-correct kernels? Not a test: run it on the GPU machine.
 
-    python benchmarks/evolve_solutions.py --minutes 5 --out-dir results/benchmarks
-    python benchmarks/evolve_solutions.py --problems level1/66_L2Normalize level2/2_Gemm --minutes 2
+    python benchmarks/evolve_solutions.py --minutes 9 --out-dir results/benchmarks
+    python benchmarks/evolve_solutions.py --minutes 9 --out-dir results/benchmarks --resume   # the same run, on
+    python benchmarks/evolve_solutions.py --problems level1/66_L2Normalize level2/2_Gemm --search-s 60
 
-For each problem (``--problems``: keys or parts of keys; default a set of Triton solutions, whose
-candidates compile in seconds), ``kbench_lib.strategies`` runs ``evolve`` with the ``tune``
-proposer at full size: the solution itself and ``--population - 1`` random configurations of its
-constants, then generations of ``--proposals`` mutations and crossovers of the best trusted
-candidates, judged with every guard on, the ``culprit`` verifier advising (ground truth: every
-candidate is judged, so its precision and recall are measured). Each problem's search stops at its
-share of ``--minutes``. Then, for every problem whose best candidate is not the solution, the
-solution and the best are judged again, ``--confirm-pairs`` times each, interleaved (``confirm``),
-because the best of many noisy measurements is biased towards luck: a gain counts only if the median
-pair agrees by ``CONFIRM_MARGIN`` and no pair finds the best slower.
+For each problem (``--problems``: keys or parts of keys; default every Triton solution, whose
+candidates compile in seconds), one after another, ``kbench_lib.strategies`` runs ``evolve`` with
+the ``tune`` proposer at full size for ``--search-s`` seconds: the solution itself and
+``--population - 1`` random configurations of its constants, then generations of ``--proposals``
+mutations and crossovers of the best trusted candidates, judged with every guard on, the
+``culprit`` verifier advising (ground truth: every candidate is judged, so its precision and recall
+are measured). Then, when its best candidate is not the solution, the solution and the best are
+judged again, ``--confirm-pairs`` times each, interleaved (:func:`confirm`), because the best of
+many noisy measurements is biased towards luck: a gain counts only if the search and the median
+pair both find it by ``CONFIRM_MARGIN`` and no pair finds the best slower.
 
-Writes ``<out-dir>/<device-slug>/evolve_solutions-<date>/``: ``improvements.json`` (per problem:
-the solution's time, the best time, their ratio, in the search and in the confirmation, whether the
-best is correct and unflagged, its flags and changed constants), ``records/`` (every verdict, the
-confirmations as strategy ``confirm``), and the figures ``scaling`` and ``verifiers`` (PDF, PNG).
+A problem is finished (searched and confirmed) before the next one starts, and none is started
+that the time left of ``--minutes`` cannot finish; everything is written after each problem. A
+run that did not reach every problem goes on with ``--resume`` (same ``--name`` and out dir): the
+finished problems are kept, a search that was cut short replays its recorded proposals and goes
+on, and the records of every call are one run.
+
+Writes ``<out-dir>/<device-slug>/<name>/`` (``--name``, default ``evolve_solutions-<date>``):
+``improvements.json`` (per problem: the solution's time, the best time, their ratio, in the search
+and in the confirmation, whether the best is correct and unflagged, its flags and changed
+constants; ``complete`` once every problem is in), ``records.parquet`` (every verdict, the
+confirmations as strategy ``confirm``), and the figures ``gains`` (each problem's gain over its
+solution against proposals and judge seconds, confirmed gains marked), ``scaling`` and
+``verifiers`` (PDF, PNG).
 """
 from __future__ import annotations
 
@@ -43,17 +53,19 @@ from kbench_lib.search_metrics import verifier_confusion  # noqa: E402
 from kbench_lib.strategies import TunerProposer, run_strategy, workflow  # noqa: E402
 from kbench_lib.workflows import runnable_backends  # noqa: E402
 
-DEFAULT_PROBLEMS = ["level1/66_L2Normalize", "level1/88_LogSoftmax_Vocab", "level1/93_KLDiv_PerSample", "level1/96_TripletMarginLoss",
-                    "level1/100_Attention_WrittenOut", "level2/2_Gemm_BiasAdd_ReLU_Square", "level2/8_Gemm_ResidualAdd_RMSNorm",
-                    "level2/28_Gemm_SiLU_Mul_GroupRMSNorm"]
 CONFIRM_MARGIN = 1.01  # the median pair must beat the solution by 1%, and every pair must find the best no slower
-SEARCH_SHARE = 0.65  # of --minutes; the rest for the confirmations
+RUN_ID = "evolve"
+FIRST_CONFIRM_GUESS_S = 45.0  # what a confirmation is assumed to take before one has been timed
 
 
 def _args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", nargs="*", default=DEFAULT_PROBLEMS, help="problem keys or parts of keys")
-    ap.add_argument("--minutes", type=float, default=5.0, help="wall time for the searches and confirmations together")
+    ap.add_argument("--problems", nargs="*", default=None, help="problem keys or parts of keys (default: every solution the tuner can run)")
+    ap.add_argument("--minutes", type=float, default=9.0, help="this call's wall time: no problem is started that it cannot finish")
+    ap.add_argument("--search-s", type=float, default=60.0, help="seconds of search per problem")
+    ap.add_argument("--backends", nargs="*", default=["triton"], help="solutions of these backends (CUDA ones build for a minute per proposal)")
+    ap.add_argument("--name", default=None, help="the run's folder under <out-dir>/<device-slug>/ (default evolve_solutions-<date>)")
+    ap.add_argument("--resume", action="store_true", help="go on with the run in that folder instead of starting it afresh")
     ap.add_argument("--population", type=int, default=2)
     ap.add_argument("--proposals", type=int, default=2, help="proposals per generation")
     ap.add_argument("--generations", type=int, default=50, help="at most; the time share ends a search first")
@@ -98,70 +110,142 @@ def confirmed_gain(solution_ms: list, best_ms: list) -> tuple[float | None, list
     return statistics.median(ratios), ratios
 
 
+class Run:
+    """The run's folder: its records, its per-problem results and, while a call runs, the records
+    folder the strategy appends to (seeded from ``records.parquet`` when resuming)."""
+
+    def __init__(self, out: Path, device: str, resume: bool):
+        self.out, self.device = out, device
+        if out.exists() and not resume:
+            shutil.rmtree(out)
+        out.mkdir(parents=True, exist_ok=True)
+        self.runs = out / "runs"
+        previous = out / "records.parquet"
+        if resume and previous.exists() and not (self.runs / RUN_ID / "records").exists():
+            (self.runs / RUN_ID / "records").mkdir(parents=True)
+            shutil.copy(previous, self.runs / RUN_ID / "records" / "part-0-resumed.parquet")
+        report = out / "improvements.json"
+        self.results: list[dict] = json.loads(report.read_text())["results"] if resume and report.exists() else []
+        self.calls = (json.loads(report.read_text()).get("calls", 0) if resume and report.exists() else 0) + 1
+
+    def done(self, problem) -> bool:
+        return any(e["problem"] == problem.key for e in self.results)
+
+    def records(self):
+        return read_records(self.runs, RUN_ID)
+
+    def save(self, problems, complete: bool, extra: dict | None = None) -> dict:
+        save_records(self.records(), self.out / "records.parquet")
+        report = {"device": device_name(self.device), "date": dt.date.today().isoformat(), "complete": complete, "calls": self.calls,
+                  "margin": CONFIRM_MARGIN, "problems": len(problems), "finished": len(self.results),
+                  "improved": sum(e["improved"] for e in self.results), **(extra or {}), "results": self.results}
+        (self.out / "improvements.json").write_text(json.dumps(report, indent=1, default=str))
+        return report
+
+
+def backends(a, device: str) -> tuple[str, ...]:
+    return tuple(b for b in runnable_backends(device) if b in a.backends)
+
+
+def search_one(problem, a, opts: JudgeOptions, run: Run) -> None:
+    """``evolve`` with the tuner on one problem for ``--search-s`` seconds (a resumed search replays
+    its recorded proposals first: they are not judged again)."""
+    run_strategy([problem], "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": a.proposals,
+                 "seed": a.seed}, budget={"wall_s": a.search_s}, verify=["culprit"], ground_truth=True, run_id=RUN_ID,
+                 runs_root=run.runs, opts=opts, backends=backends(a, opts.device), cache_path=run.runs / "observations.sqlite",
+                 cache_mode="refresh")
+
+
+def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> dict:
+    """The problem's entry: what its search found and, when the best is not the solution, whether
+    the confirmation holds it."""
+    df = run.records()
+    search = df[(df["strategy"] != "confirm") & (df["problem"] == problem.key)]
+    table = workflow.improvements(search).set_index("problem")
+    r = table.loc[problem.key].to_dict() if problem.key in table.index else {}
+    entry = {"problem": problem.key, "proposals": int(len(search)), "judged": int(search["judged"].fillna(True).sum()),
+             "trusted": int(r.get("trusted", 0)), "solution_ms": r.get("first_ms"), "best_ms": r.get("best_ms"),
+             "search_speedup": r.get("gain"), "best_id": r.get("best_id"), "best_speedup_eager": r.get("best_speedup_eager")}
+    best_row = search[search["proposal_id"] == r.get("best_id")].iloc[-1].to_dict() if r.get("best_id") else None
+    entry["best_knobs_changed"] = _changed(search, best_row)
+    if best_row is not None and r.get("best_id") != "p0" and best_row.get("knobs") is not None:
+        c = confirm(problem, tuner, best_row, opts, RecordWriter(run.runs, RUN_ID), a.confirm_pairs)
+        s_ms, b_ms = [v.runtime_ms for v in c["solution"]], [v.runtime_ms for v in c["best"]]
+        gain, ratios = confirmed_gain(s_ms, b_ms)
+        entry.update({"confirm_solution_ms": s_ms, "confirm_best_ms": b_ms, "confirm_ratios": ratios, "confirm_speedup": gain,
+                      "confirm_every_pair_faster": bool(ratios) and min(ratios) >= 1.0,
+                      "correct": all(v.correct for v in c["best"]), "flags": sorted({f for v in c["best"] for f in v.flags}),
+                      "solution_trusted": all(v.trusted for v in c["solution"])})
+    else:
+        entry.update({"confirm_speedup": None, "correct": bool(best_row["correct"]) if best_row else False,
+                      "flags": list(best_row["flags"]) if best_row else [], "note": "the solution itself was the best found"})
+    gains = [entry.get("search_speedup"), entry.get("confirm_speedup")]
+    entry["improved"] = bool(entry["correct"] and not entry["flags"] and entry.get("confirm_every_pair_faster", False)
+                             and all(x is not None and not math.isnan(x) and x >= CONFIRM_MARGIN for x in gains))
+    return entry
+
+
+def figures(run: Run) -> dict:
+    """``gains``, ``scaling`` and (with verifier decisions) ``verifiers`` from every search record."""
+    from kbench_lib.search_plots import seed_gain_plot
+    from kbench_lib.workflows import _save
+
+    rows = run.records()
+    search_rows = rows[rows["strategy"] != "confirm"]
+    made = workflow.figures(search_rows, run.out) if len(search_rows) else {}
+    if len(search_rows):
+        confirmed = {e["problem"]: e["confirm_speedup"] for e in run.results if e["improved"]}
+        made["gains"] = _save(seed_gain_plot(search_rows, confirmed), run.out / "gains")
+    return made
+
+
 def main(argv=None) -> int:
     a = _args(argv)
     started = time.monotonic()
+    limit_s = a.minutes * 60
     device = resolve_device(a.device)
-    problems = workflow.tunable_problems(select(None, None, a.problems), device)
+    tuner = TunerProposer(backends=backends(a, device))
+    problems = [p for p in select(None, None, a.problems) if tuner.covers(p)]
+    if a.problems:  # in the order asked for: the most promising first, when a run may not reach every problem in one call
+        problems.sort(key=lambda p: min(i for i, f in enumerate(a.problems) if f in p.key))
     if not problems:
         print("no selected problem has a solution the tuner can run here", file=sys.stderr)
         return 2
-    slug, day = device_slug(device), dt.date.today().isoformat()
-    out = Path(a.out_dir) / slug / f"evolve_solutions-{day}"
-    if out.exists():
-        shutil.rmtree(out)
-    runs = out / "runs"
-    run_id = "evolve"
+    name = a.name or f"evolve_solutions-{dt.date.today().isoformat()}"
+    run = Run(Path(a.out_dir) / device_slug(device) / name, device, a.resume)
     opts = JudgeOptions(device=device, small=a.small, n_seeds=a.seeds, timing_budget_s=a.timing_budget)
-    per_problem = a.minutes * 60 * SEARCH_SHARE / len(problems)  # the rest for the confirmations
-    print(f"{len(problems)} problems on {device_name(device)}, {per_problem:.0f} s of search each", flush=True)
-    run_strategy(problems, "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": a.proposals,
-                 "seed": a.seed}, budget={"wall_s": per_problem}, verify=["culprit"], ground_truth=True, run_id=run_id, runs_root=runs,
-                 opts=opts, backends=runnable_backends(device), cache_path=out / "observations.sqlite", cache_mode="refresh")
-    df = read_records(runs, run_id)
-    table = workflow.improvements(df).set_index("problem")
-    tuner, writer, results = TunerProposer(backends=runnable_backends(device)), RecordWriter(runs, run_id), []
-    for problem in problems:
-        r = table.loc[problem.key].to_dict() if problem.key in table.index else {}
-        g = df[df["problem"] == problem.key]
-        entry = {"problem": problem.key, "proposals": int(len(g)), "judged": int(g["judged"].fillna(True).sum()),
-                 "trusted": int(r.get("trusted", 0)), "solution_ms": r.get("first_ms"), "best_ms": r.get("best_ms"),
-                 "search_speedup": r.get("gain"), "best_id": r.get("best_id"), "best_speedup_eager": r.get("best_speedup_eager")}
-        best_row = g[g["proposal_id"] == r.get("best_id")].iloc[0].to_dict() if r.get("best_id") else None
-        entry["best_knobs_changed"] = _changed(g, best_row)
-        if best_row is not None and r.get("best_id") != "p0" and best_row.get("knobs") is not None:
-            c = confirm(problem, tuner, best_row, opts, writer, a.confirm_pairs)
-            s_ms, b_ms = [v.runtime_ms for v in c["solution"]], [v.runtime_ms for v in c["best"]]
-            gain, ratios = confirmed_gain(s_ms, b_ms)
-            entry.update({"confirm_solution_ms": s_ms, "confirm_best_ms": b_ms, "confirm_ratios": ratios, "confirm_speedup": gain,
-                          "confirm_every_pair_faster": bool(ratios) and min(ratios) >= 1.0,
-                          "correct": all(v.correct for v in c["best"]), "flags": sorted({f for v in c["best"] for f in v.flags}),
-                          "solution_trusted": all(v.trusted for v in c["solution"])})
-        else:
-            entry.update({"confirm_speedup": None, "correct": bool(best_row["correct"]) if best_row else False,
-                          "flags": list(best_row["flags"]) if best_row else [], "note": "the solution itself was the best found"})
-        gains = [entry.get("search_speedup"), entry.get("confirm_speedup")]
-        entry["improved"] = bool(entry["correct"] and not entry["flags"] and entry.get("confirm_every_pair_faster", False)
-                                 and all(x is not None and not math.isnan(x) and x >= CONFIRM_MARGIN for x in gains))
-        results.append(entry)
-        print(json.dumps(entry, default=str), flush=True)
-        partial = {"device": device_name(device), "date": day, "complete": False, "margin": CONFIRM_MARGIN, "problems": len(problems),
-                   "improved": sum(e["improved"] for e in results), "results": results}
-        (out / "improvements.json").write_text(json.dumps(partial, indent=1, default=str))  # a call cut short keeps what was confirmed
-    all_rows = read_records(runs, run_id)
-    save_records(all_rows, out / "records.parquet")
-    search_rows = all_rows[all_rows["strategy"] != "confirm"]
-    made = workflow.figures(search_rows, out)
+    todo = [p for p in problems if not run.done(p)]
+    print(f"{len(problems)} problems on {device_name(device)} ({len(problems) - len(todo)} finished before), {a.search_s:.0f} s of "
+          f"search each, {a.minutes:g} min for this call", flush=True)
+    confirm_s = FIRST_CONFIRM_GUESS_S  # then the longest confirmation seen, plus a margin
+    for problem in todo:
+        left = limit_s - (time.monotonic() - started)
+        if left < a.search_s + confirm_s:
+            print(f"stopping before {problem.key}: {left:.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
+                  f"go on with --resume", flush=True)
+            break
+        search_one(problem, a, opts, run)
+        t0 = time.monotonic()
+        run.results.append(evaluate(problem, a, opts, run, tuner))
+        if run.results[-1].get("confirm_speedup") is not None:
+            seen = time.monotonic() - t0 + 10.0
+            confirm_s = seen if confirm_s == FIRST_CONFIRM_GUESS_S else max(confirm_s, seen)
+        print(json.dumps(run.results[-1], default=str), flush=True)
+        run.save(problems, complete=False)  # a call cut short keeps every finished problem
+    complete = all(run.done(p) for p in problems)
+    made = figures(run)
+    rows = run.records()
+    search_rows = rows[rows["strategy"] != "confirm"]
     confusion = verifier_confusion(search_rows)
     from kbench_lib.metrics import timing_kind
 
-    summary = {"device": device_name(device), "date": day, "complete": True, "timing": sorted(set(timing_kind(search_rows))), "minutes": round((time.monotonic() - started) / 60, 2),
-               "problems": len(problems), "improved": sum(e["improved"] for e in results), "margin": CONFIRM_MARGIN,
-               "verifiers": confusion.to_dict("records") if len(confusion) else [], "figures": {k: [str(p) for p in v] for k, v in made.items()},
-               "results": results}
-    (out / "improvements.json").write_text(json.dumps(summary, indent=1, default=str))
-    shutil.rmtree(runs, ignore_errors=True)  # everything is in records.parquet
-    print(f"{summary['improved']} of {len(problems)} problems improved (confirmed, correct, unflagged) in {summary['minutes']} min; {out}")
+    summary = run.save(problems, complete, {"timing": sorted(set(timing_kind(search_rows))), "search_s": a.search_s,
+                                            "minutes_this_call": round((time.monotonic() - started) / 60, 2),
+                                            "verifiers": confusion.to_dict("records") if len(confusion) else [],
+                                            "figures": {k: [p.name for p in v] for k, v in made.items()}})
+    shutil.rmtree(run.runs, ignore_errors=True)  # everything is in records.parquet
+    print(f"{summary['improved']} of {summary['finished']} finished problems improved (confirmed, correct, unflagged); "
+          f"{len(problems) - summary['finished']} of {len(problems)} left{'' if complete else ' (go on with --resume)'}; {run.out}")
     return 0
 
 

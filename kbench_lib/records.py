@@ -256,6 +256,8 @@ def save_records(df, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = df.reindex(columns=SCHEMA.names)
+    for name in set(SCHEMA.names) - set(df.columns):  # a column the rows lack is null, not NaN (which a list column rejects)
+        frame[name] = [None] * len(frame)
     table = pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False)
     pq.write_table(table, path)
     return path

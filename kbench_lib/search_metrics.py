@@ -7,6 +7,8 @@
   (:func:`kbench_lib.metrics.kernel_speedup`: only GPU kernel timings count; NaN without any).
 - :func:`scaling`: the best result found so far against the search's cost, per problem and over
   problems: proposals made, candidates judged, GPU (judge) seconds spent.
+- :func:`seed_gain`: for a search from a seed (the offline tuner's), the seed's runtime over the
+  best runtime found so far, per problem and proposal.
 - :func:`verifier_confusion`: every verifier decision against the judge's verdict where both
   exist (runs that asked for ground truth), with precision, recall and judge time saved.
 """
@@ -151,6 +153,31 @@ def scaling_summary(curve: pd.DataFrame, p: float = 1.0, by=("model", "strategy"
             out[name] = value
         rows.append(out)
     return pd.concat(rows, ignore_index=True)
+
+
+def seed_gain(df: pd.DataFrame, by=("model", "strategy")) -> pd.DataFrame:
+    """Per (group, problem) and proposal, for searches whose first proposal is their seed (the
+    offline tuner's shipped solution): the seed's runtime divided by the best trusted runtime found
+    so far (``gain``; 1.0 until something faster is found, NaN when the seed itself is not trusted),
+    and the proposals, candidates judged and judge seconds so far. Runtimes, not speedups over
+    eager: the eager baseline is timed again in each judgement and would add its own noise."""
+    cols = [*by, "problem", "proposals", "judged", "gpu_s", "gain"]
+    if not len(df):
+        return pd.DataFrame(columns=cols)
+    parts = []
+    for key, g in df.groupby([*by, "problem"], dropna=False):
+        g = _order(g)
+        ok = trusted(g) & g["runtime_ms"].notna() & kernel_timed(g)
+        runtime = g["runtime_ms"].astype(float).where(ok)
+        seed_ms = runtime.iloc[0]
+        judged = g["judged"].astype("boolean").fillna(True).astype(bool) if "judged" in g else pd.Series(True, index=g.index)
+        part = pd.DataFrame({"proposals": np.arange(1, len(g) + 1), "judged": judged.cumsum().to_numpy(),
+                             "gpu_s": g["judge_s"].astype(float).fillna(0.0).where(judged, 0.0).cumsum().to_numpy(),
+                             "gain": (seed_ms / runtime.cummin().ffill()).to_numpy()})
+        for name, value in zip([*by, "problem"], key if isinstance(key, tuple) else (key,)):
+            part[name] = value
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)[cols]
 
 
 def _is_missing(value) -> bool:

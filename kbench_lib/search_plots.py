@@ -8,7 +8,7 @@ import pandas as pd
 
 from . import plots
 from .metrics import TIMING_KINDS, timing_kind
-from .search_metrics import scaling, scaling_summary
+from .search_metrics import scaling, scaling_summary, seed_gain
 
 AXES = (("proposals", "proposals"), ("judged", "candidates judged"), ("gpu_s", "judge seconds"))
 
@@ -40,6 +40,39 @@ def scaling_plot(df: pd.DataFrame, p: float = 1.0, by=("model", "strategy"), tit
         axes[0, 0].legend(frameon=False, loc="best")
         sub = plots.provenance(df)
         fig.suptitle(f"{title} · speedups timed by {_clock(df)}" + (f"\n{sub}" if sub else ""), x=0.0, ha="left",
+                     fontsize=plots.STYLE["axes.titlesize"], linespacing=1.3)
+    return fig
+
+
+def seed_gain_plot(df: pd.DataFrame, confirmed: dict | None = None, title: str = "Autotuning the shipped solutions"):
+    """One step line per problem: the seed's runtime over the best trusted runtime found so far
+    (:func:`kbench_lib.search_metrics.seed_gain`) against proposals made (left) and judge seconds
+    (right). ``confirmed`` ({problem: gain}) marks the problems whose gain held when the seed and
+    the best were judged again, interleaved (a filled circle at the end of the line, the confirmed
+    gain in the legend); the others end in an open circle. A dashed line marks 1.0, the seed."""
+    curve = seed_gain(df, by=("model",))
+    confirmed = confirmed or {}
+    with plt.rc_context(plots.STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(2 * plots.COLUMN, 2.4), layout="constrained", sharey=True)
+        for i, (problem, g) in enumerate(curve.groupby("problem", sort=True)):
+            color = plots.SERIES_COLORS[i % len(plots.SERIES_COLORS)]
+            style = ("-", "--", ":")[(i // len(plots.SERIES_COLORS)) % 3]
+            name = problem.split("/")[-1]
+            gain = confirmed.get(problem)
+            label = f"{name} ({gain:.3f}x confirmed)" if gain else name
+            for ax, x in zip(axes, ("proposals", "gpu_s")):
+                ax.step(g[x], g["gain"], where="post", color=color, ls=style, lw=1.1, label=label if ax is axes[0] else None)
+                last = g.dropna(subset=["gain"]).tail(1)
+                if len(last):
+                    ax.plot(last[x], last["gain"], "o", ms=3.5, color=color, mfc=color if gain else "white")
+        for ax in axes:
+            ax.axhline(1.0, color="0.5", lw=0.7, ls="--")
+        axes[0].set_xlabel("proposals")
+        axes[1].set_xlabel("judge seconds")
+        axes[0].set_ylabel("seed time / best time")
+        fig.legend(loc="outside right center", frameon=False, fontsize=6)
+        sub = plots.provenance(df)
+        fig.suptitle(f"{title} · timed by {_clock(df)}" + (f"\n{sub}" if sub else ""), x=0.0, ha="left",
                      fontsize=plots.STYLE["axes.titlesize"], linespacing=1.3)
     return fig
 

@@ -1,0 +1,84 @@
+"""benchmarks/evolve_solutions.py's bookkeeping (a run over several calls) and the gain-over-seed
+metric and figure it draws. The search itself is tested in test_strategies_*.py."""
+import importlib.util
+import json
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from kbench_lib.records import save_records
+from kbench_lib.search_metrics import seed_gain
+from kbench_lib.search_plots import seed_gain_plot
+
+matplotlib.use("Agg")
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def evolve_solutions():
+    spec = importlib.util.spec_from_file_location("evolve_solutions", REPO / "benchmarks" / "evolve_solutions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(problem="level1/x", runtimes=(1.0, 1.2, 0.9, 0.8), flagged=(3,), device="cuda"):
+    return pd.DataFrame({
+        "run_id": "evolve", "model": "tune", "strategy": "evolve", "problem": problem, "device": device, "small": False,
+        "backend": "triton", "proposal": range(len(runtimes)), "proposal_id": [f"p{i}" for i in range(len(runtimes))],
+        "correct": True, "flags": [["memoisation_suspected"] if i in flagged else [] for i in range(len(runtimes))],
+        "runtime_ms": list(runtimes), "speedup_eager": [1.0 / r for r in runtimes], "judge_s": 2.0, "judged": True, "turn": 0, "sample": 0,
+        "timestamp": pd.Timestamp("2026-11-26", tz="UTC"),
+    })
+
+
+def test_seed_gain_is_the_seed_time_over_the_best_trusted_time_so_far():
+    curve = seed_gain(_rows())
+    assert curve["proposals"].tolist() == [1, 2, 3, 4]
+    # p1 is slower (the best stays the seed), p2 is faster, p3 faster still but flagged: not counted
+    assert curve["gain"].tolist() == pytest.approx([1.0, 1.0, 1.0 / 0.9, 1.0 / 0.9])
+    assert curve["gpu_s"].tolist() == [2.0, 4.0, 6.0, 8.0]
+
+
+def test_seed_gain_without_a_trusted_seed_or_a_kernel_clock_is_not_a_gain():
+    assert seed_gain(_rows(flagged=(0,)))["gain"].isna().all()
+    assert seed_gain(_rows(device="cpu"))["gain"].isna().all()  # a CPU clock says nothing of a kernel's speed
+
+
+def test_seed_gain_plot_marks_the_confirmed_problems():
+    df = pd.concat([_rows("level1/a"), _rows("level1/b", runtimes=(1.0, 1.1))])
+    fig = seed_gain_plot(df, {"level1/a": 1.105})
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["a (1.105x confirmed)", "b"]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_a_run_resumed_keeps_its_records_and_its_finished_problems(evolve_solutions, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    save_records(_rows("level1/a"), out / "records.parquet")
+    (out / "improvements.json").write_text(json.dumps({"calls": 1, "results": [{"problem": "level1/a", "improved": True}]}))
+
+    class P:
+        key = "level1/a"
+
+    run = evolve_solutions.Run(out, "cpu", resume=True)
+    assert run.calls == 2 and run.done(P) and len(run.records()) == 4
+    report = run.save([P], complete=True)
+    assert report["finished"] == 1 and report["improved"] == 1 and report["calls"] == 2
+
+    fresh = evolve_solutions.Run(out, "cpu", resume=False)  # without --resume the folder starts empty
+    assert fresh.calls == 1 and not fresh.done(P) and len(fresh.records()) == 0
+    assert not (out / "records.parquet").exists()
+
+
+def test_no_problem_is_started_that_the_call_cannot_finish(evolve_solutions, tmp_path, capsys):
+    rc = evolve_solutions.main(["--device", "cpu", "--problems", "93_KLDiv", "--minutes", "0", "--out-dir", str(tmp_path), "--name", "t"])
+    assert rc == 0
+    assert "stopping before level1/93_KLDiv_PerSample" in capsys.readouterr().out
+    report = json.loads(next(tmp_path.glob("*/t/improvements.json")).read_text())
+    assert report["complete"] is False and report["problems"] == 1 and report["finished"] == 0
