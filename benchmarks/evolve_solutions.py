@@ -163,7 +163,7 @@ def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> 
     search = df[(df["strategy"] != "confirm") & (df["problem"] == problem.key)]
     table = workflow.improvements(search).set_index("problem")
     r = table.loc[problem.key].to_dict() if problem.key in table.index else {}
-    entry = {"problem": problem.key, "proposals": int(len(search)), "judged": int(search["judged"].fillna(True).sum()),
+    entry = {"problem": problem.key, "search_s": a.search_s, "proposals": int(len(search)), "judged": int(search["judged"].fillna(True).sum()),
              "trusted": int(r.get("trusted", 0)), "solution_ms": r.get("first_ms"), "best_ms": r.get("best_ms"),
              "search_speedup": r.get("gain"), "best_id": r.get("best_id"), "best_speedup_eager": r.get("best_speedup_eager")}
     best_row = search[search["proposal_id"] == r.get("best_id")].iloc[-1].to_dict() if r.get("best_id") else None
