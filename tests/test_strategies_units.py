@@ -111,6 +111,23 @@ def test_knobs_leave_formulas_and_unnamed_literals_alone():
                      "num_warps@5.1": 4, "num_stages@5.0": 3, "threshold@8.0": 4096, "threads@8.0": 512, "threads@9.0": 256}
 
 
+def test_options_left_at_their_defaults_are_knobs_too():
+    src = ("import triton\nimport triton.language as tl\n@triton.jit\ndef f(x, y, B: tl.constexpr):\n"
+           "    a = tl.load(x + tl.arange(0, B), mask=None)\n"
+           "    b = tl.load(y + tl.arange(0, B), eviction_policy='evict_first')\n"
+           "    c = tl.load(\n        y,\n    )\n"
+           "f[(1,)](x, y, B=128, num_warps=4)\nf[(1,)](x, y, B=128)\n")
+    knobs = {k.name: k for k in find_knobs(src)}
+    assert {n: k.value for n, k in knobs.items() if k.texts} == {"eviction@5.0": 0, "eviction@6.0": 1, "eviction@9.0": 0, "num_stages@10.0": 0}
+    out = apply_config(src, list(knobs.values()), {"eviction@5.0": 2, "eviction@6.0": 0, "eviction@9.0": 1, "num_stages@10.0": 4})
+    ast.parse(out)
+    assert "tl.load(x + tl.arange(0, B), mask=None, eviction_policy=\"evict_last\")" in out
+    assert "tl.load(y + tl.arange(0, B))" in out  # the solution's own policy can go
+    assert "y,\n    eviction_policy=\"evict_first\")" in out  # after a trailing comma, no second comma
+    assert "f[(1,)](x, y, B=128, num_warps=4, num_stages=4)" in out and out.endswith("f[(1,)](x, y, B=128)\n")
+    assert apply_config(src, list(knobs.values()), {}) == src
+
+
 def _problem(key="level2/2_Gemm_BiasAdd_ReLU_Square"):
     from kbench_lib.problems import load_problem
 

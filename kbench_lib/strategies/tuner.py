@@ -9,7 +9,12 @@ literals that set a launch or tiling parameter (:func:`find_knobs`):
   computes it (``BLOCK = max(32, full) if single else 4096``, ``BLOCK_M, BLOCK_N = 16, 256``,
   ``num_warps=8 if BLOCK >= 2048 else 4``); a literal a value is compared with is a threshold;
 - CUDA (inside the source strings): ``int threads = ...;`` and other such declarations,
-  ``#define BLOCK 256``, and the block size of a ``<<<grid, 256>>>`` launch.
+  ``#define BLOCK 256``, and the block size of a ``<<<grid, 256>>>`` launch;
+- Triton options a solution left at their defaults (:func:`_option_knobs`): the L2 eviction
+  policy of each ``tl.load`` (none, ``evict_first``, ``evict_last``: whether a tile read twice stays
+  in L2, or a stream read once keeps out of its way) and the software-pipelining depth
+  ``num_stages`` of a launch that sets ``num_warps`` but not it. Such a knob's values are indices
+  into the texts it may insert (0: nothing, the solution as written).
 
 Each knob gets a domain of legal values for its kind (powers of two for Triton block sizes and
 warps, multiples of 32 up to 1024 for CUDA threads per block, ...). A proposal is the seed with some
@@ -49,6 +54,10 @@ class Knob:
     end: int
     value: int
     domain: tuple[int, ...]
+    texts: tuple[str, ...] | None = None  # what each value of the domain writes (None: the number itself)
+
+    def render(self, value: int) -> str:
+        return self.texts[self.domain.index(value)] if self.texts else str(value)
 
 
 def _pow2(v: int) -> bool:
@@ -164,19 +173,91 @@ def _cuda_literals(text: str, base: int) -> list:
     return out
 
 
+EVICTION = ("", "evict_first", "evict_last")
+STAGES_ADDED = (0, 1, 2, 4, 5)  # 0: left to Triton (3 on this generation of GPUs, so 3 itself is not proposed)
+
+
+def _call_end(tokens: list, open_i: int) -> int:
+    """The index of the ``)`` closing the ``(`` at ``open_i``."""
+    depth = 0
+    for j in range(open_i, len(tokens)):
+        if tokens[j].string in "([{":
+            depth += 1
+        elif tokens[j].string in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _keywords(tokens: list, open_i: int, close_i: int) -> dict[str, int]:
+    """The keyword arguments of a call: {name: index of its name token}."""
+    out, depth = {}, 0
+    for j in range(open_i, close_i):
+        t = tokens[j].string
+        depth += t in "([{"
+        depth -= t in ")]}"
+        if depth == 1 and tokens[j].type == tokenize.NAME and tokens[j + 1].string == "=" and tokens[j - 1].string in "(,":
+            out[t] = j
+    return out
+
+
+def _option_knobs(source: str) -> list[tuple[str, int, int, int, tuple, tuple]]:
+    """(kind, start, end, value, domain, texts) of the Triton options a solution may leave at their
+    defaults: ``eviction_policy`` of ``tl.load`` calls and ``num_stages`` of launches with ``num_warps``."""
+    lines = _offsets(source)
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+
+    def at(tok, end=False):
+        row, col = tok.end if end else tok.start
+        return lines[row - 1] + col
+
+    out = []
+    for i, tok in enumerate(tokens[:-3]):
+        is_load = tok.string == "tl" and tokens[i + 1].string == "." and tokens[i + 2].string == "load" and tokens[i + 3].string == "("
+        is_launch = tok.string == "]" and tokens[i + 1].string == "("
+        if not (is_load or is_launch):
+            continue
+        open_i = i + 3 if is_load else i + 1
+        close_i = _call_end(tokens, open_i)
+        if close_i < 0:
+            continue
+        kw = _keywords(tokens, open_i, close_i)
+        sep = "" if tokens[close_i - 1].string in ",(" else ", "
+        if is_load:
+            texts = tuple("" if e == "" else f'{sep}eviction_policy="{e}"' for e in EVICTION)
+            if "eviction_policy" not in kw:
+                out.append(("eviction", at(tokens[close_i]), at(tokens[close_i]), 0, (0, 1, 2), texts))
+                continue
+            j = kw["eviction_policy"]
+            value = tokens[j + 2].string.strip("\"'") if tokens[j + 2].type == tokenize.STRING else None
+            if value in EVICTION and tokens[j + 3].string in ",)" and tokens[j - 1].string == ",":  # a keyword of its own: it may go
+                start, end = at(tokens[j - 1]), at(tokens[j + 2], end=True)
+                texts = tuple(source[start:end] if e == value else "" if e == "" else f', eviction_policy="{e}"' for e in EVICTION)
+                out.append(("eviction", start, end, EVICTION.index(value), (0, 1, 2), texts))
+        elif "num_warps" in kw and "num_stages" not in kw:
+            texts = tuple("" if v == 0 else f"{sep}num_stages={v}" for v in STAGES_ADDED)
+            out.append(("num_stages", at(tokens[close_i]), at(tokens[close_i]), 0, STAGES_ADDED, texts))
+    return out
+
+
 def find_knobs(source: str) -> list[Knob]:
     """The tunable literals of ``source`` in source order (see the module docstring)."""
     knobs, seen_spans, counts = [], set(), {}
     lines = _offsets(source)
-    for kind, start, end, value, cuda in sorted(_python_knobs(source), key=lambda k: k[1]):
-        domain = _domain(kind, value, cuda)
+    found = [(kind, start, end, value, _domain(kind, value, cuda), None) for kind, start, end, value, cuda in _python_knobs(source)]
+    for kind, start, end, value, domain, texts in sorted(found + _option_knobs(source), key=lambda k: (k[1], k[2])):
         if domain is None or len(domain) < 2 or (start, end) in seen_spans:
             continue
         seen_spans.add((start, end))
-        line = next(i for i in range(len(lines) - 1) if lines[i] <= start < lines[i + 1]) + 1
+        line = next((i for i in range(len(lines) - 1) if lines[i] <= start < lines[i + 1]), len(lines) - 2) + 1
         label = f"{kind}@{line}"
         counts[label] = counts.get(label, -1) + 1
-        knobs.append(Knob(f"{label}.{counts[label]}", start, end, value, domain))
+        knobs.append(Knob(f"{label}.{counts[label]}", start, end, value, domain, texts))
     return knobs
 
 
@@ -187,7 +268,7 @@ def apply_config(source: str, knobs: list[Knob], config: dict[str, int]) -> str:
         value = config.get(k.name, k.value)
         if value not in k.domain:
             raise ValueError(f"{value} is not a legal value of {k.name} (domain {k.domain})")
-        out = out[: k.start] + str(value) + out[k.end:]
+        out = out[: k.start] + k.render(value) + out[k.end:]
     return out
 
 
