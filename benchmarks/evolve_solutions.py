@@ -187,16 +187,10 @@ def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> 
 
 def figures(run: Run) -> dict:
     """``gains``, ``scaling`` and (with verifier decisions) ``verifiers`` from every search record."""
-    from kbench_lib.search_plots import seed_gain_plot
-    from kbench_lib.workflows import _save
-
     rows = run.records()
     search_rows = rows[rows["strategy"] != "confirm"]
-    made = workflow.figures(search_rows, run.out) if len(search_rows) else {}
-    if len(search_rows):
-        confirmed = {e["problem"]: e["confirm_speedup"] for e in run.results if e["improved"]}
-        made["gains"] = _save(seed_gain_plot(search_rows, confirmed), run.out / "gains")
-    return made
+    confirmed = {e["problem"]: e["confirm_speedup"] for e in run.results if e["improved"]}
+    return workflow.figures(search_rows, run.out, confirmed=confirmed) if len(search_rows) else {}
 
 
 def main(argv=None) -> int:

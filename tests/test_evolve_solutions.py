@@ -82,3 +82,13 @@ def test_no_problem_is_started_that_the_call_cannot_finish(evolve_solutions, tmp
     assert "stopping before level1/93_KLDiv_PerSample" in capsys.readouterr().out
     report = json.loads(next(tmp_path.glob("*/t/improvements.json")).read_text())
     assert report["complete"] is False and report["problems"] == 1 and report["finished"] == 0
+
+
+def test_the_gains_figure_is_drawn_for_tuner_searches_with_kernel_timings_only(tmp_path):
+    from kbench_lib.strategies import workflow
+
+    rows = _rows().assign(flags=[[] for _ in range(4)], strategy="evolve+verify")
+    made = workflow.figures(rows, tmp_path / "gpu", confirmed={"level1/x": 1.25})
+    assert {p.suffix for p in made["gains"]} == {".pdf", ".png"} and all(p.exists() for p in made["gains"])
+    assert "gains" not in workflow.figures(rows.assign(device="cpu"), tmp_path / "cpu")  # an interpreter's clock: no gain to show
+    assert "gains" not in workflow.figures(rows.assign(model="openai:some-model"), tmp_path / "lm")  # no seed to compare with

@@ -74,13 +74,19 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def figures(df: pd.DataFrame, out_dir, p: float = 1.0) -> dict:
-    """The scaling figure and, when the run has verifier decisions, the verifiers' figure."""
+def figures(df: pd.DataFrame, out_dir, p: float = 1.0, confirmed: dict | None = None) -> dict:
+    """The scaling figure; for the offline tuner's searches with kernel timings, the gains figure
+    (each problem's seed time over its best time, ``confirmed`` gains marked:
+    :func:`kbench_lib.search_plots.seed_gain_plot`); when the run has verifier decisions, the
+    verifiers' figure."""
     out_dir = Path(out_dir)
     made = {}
     if not len(df):
         return made
     made["scaling"] = _save(search_plots.scaling_plot(df, p=p), out_dir / "scaling")
+    tuned = df[df["model"].astype(str).str.fullmatch(r"tune(:.*)?")]
+    if len(tuned) and search_metrics.seed_gain(tuned, by=("model",))["gain"].notna().any():
+        made["gains"] = _save(search_plots.seed_gain_plot(tuned, confirmed), out_dir / "gains")
     confusion = search_metrics.verifier_confusion(df)
     if len(confusion) and confusion["with_ground_truth"].gt(0).any():
         made["verifiers"] = _save(search_plots.verifier_plot(confusion), out_dir / "verifiers")
