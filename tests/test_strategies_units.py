@@ -395,3 +395,35 @@ def test_kbench_run_refuses_a_search_on_ray_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--ray runs plain batches" in err and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_tuner_proposes_no_configuration_that_launches_what_another_did():
+    from kbench_lib.strategies.launches import launch_record
+
+    problem = _problem("level1/88_LogSoftmax_Vocab")  # 5 of its 11 knobs change nothing at the timed size
+    requests = [Request("sample", 0, (), i) for i in range(12)]
+
+    def records(tuner):
+        base, knobs = tuner.base(problem)
+        return [launch_record(problem, apply_config(base.source, knobs, s.meta["knobs"])).key for s in tuner.propose(problem, requests) if s]
+
+    plain = records(TunerProposer(dedupe=False))
+    assert len(set(plain)) < len(plain)  # without the check some proposals run the kernels of another
+    tuner = TunerProposer()  # the repository's solutions: checked by default
+    checked = records(tuner)
+    assert len(checked) == 12 and len(set(checked)) == 12 and tuner.same_kernel_skipped > 0
+    assert TunerProposer(REPO / "problems" / "solutions").dedupe and not TunerProposer("/elsewhere").dedupe
+
+
+def test_a_launch_record_sees_kernels_grids_constexprs_and_aten_calls():
+    from kbench_lib.strategies.launches import launch_record
+
+    problem = _problem()
+    source = (REPO / "problems/solutions/level2/2_Gemm_BiasAdd_ReLU_Square.py").read_text()
+    record = launch_record(problem, source)
+    (launch,) = record.launches
+    assert launch.kernel.startswith("_bias_relu_square#") and dict(launch.options)["BLOCK_N"] == 256 and dict(launch.options)["num_warps"] == 4
+    assert any("mm" in op[0] for op in record.ops)
+    wider = launch_record(problem, source.replace("BLOCK_M, BLOCK_N = 16, 256", "BLOCK_M, BLOCK_N = 16, 512"))
+    assert wider.key != record.key and wider.launches[0].grid != launch.grid
+    assert launch_record(problem, source.replace("def forward(self, x):", "def forward(self, x):\n        x.sum().item()")) is None  # data-dependent

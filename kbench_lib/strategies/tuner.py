@@ -21,9 +21,11 @@ warps, multiples of 32 up to 1024 for CUDA threads per block, ...). A proposal i
 of its knobs set to other values of their domains: ``sample`` gives the seed itself (index 0) and
 random configurations, ``mutate`` moves one or two knobs of a parent a step or two, ``crossover``
 takes each knob from one of two parents, ``refine`` mutates a correct parent and goes back to the
-seed after a failure. Every proposal is a configuration the search has not tried, so every
-candidate is a different kernel. Choices are drawn from a generator seeded by the problem, the
-request and ``seed``: a search replays exactly.
+seed after a failure. Every proposal is a configuration the search has not tried, and, for the
+repository's own solutions, one that runs differently at the timed size from every configuration
+tried (:mod:`.launches`: a constant of a branch not taken, or a threshold no size crosses, changes
+nothing there, and such a proposal would judge the same kernel again). Choices are drawn from a
+generator seeded by the problem, the request and ``seed``: a search replays exactly.
 """
 from __future__ import annotations
 
@@ -273,11 +275,17 @@ def apply_config(source: str, knobs: list[Knob], config: dict[str, int]) -> str:
 
 
 class TunerProposer:
-    def __init__(self, seeds: str | Path = SOLUTIONS, backends: tuple[str, ...] | None = None, seed: int = 0):
+    """``dedupe`` (default: for the repository's own solutions only, since it runs their Python in
+    this process) skips configurations whose launches at the timed size match one already proposed."""
+
+    def __init__(self, seeds: str | Path = SOLUTIONS, backends: tuple[str, ...] | None = None, seed: int = 0, dedupe: bool | None = None):
         self.seeds, self.seed = Path(seeds), seed
+        self.dedupe = Path(seeds).resolve() == Path(SOLUTIONS).resolve() if dedupe is None else dedupe
         self._generate = folder_model(self.seeds, backends)
         self._base: dict[str, tuple[Candidate, list[Knob]] | None] = {}
         self._seen: dict[str, set] = {}
+        self._runs: dict[str, set] = {}  # per problem: the launch records of the configurations proposed
+        self.same_kernel_skipped = 0
 
     @classmethod
     def from_spec(cls, spec: str, backends=None, seed: int = 0) -> "TunerProposer":
@@ -324,13 +332,19 @@ class TunerProposer:
         base, knobs = found
         seed_config = {k.name: k.value for k in knobs}
         seen = self._seen.setdefault(problem.key, set())
+        runs = self._runs.setdefault(problem.key, set())
         out = []
         for r in requests:
             rng = self._rng(problem, r)
             config = self._config(rng, knobs, r, seed_config)
-            for _ in range(64):  # a configuration not tried yet
-                if config is not None and tuple(sorted(config.items())) not in seen:
-                    break
+            for _ in range(64):  # a configuration not tried yet, that runs differently from those tried
+                key = tuple(sorted(config.items())) if config is not None else None
+                if key is not None and key not in seen:
+                    record = self._record(problem, base, knobs, config)
+                    if record is None or record not in runs:
+                        break
+                    seen.add(key)  # the same kernels as a configuration proposed before: tried, in effect
+                    self.same_kernel_skipped += 1
                 config = self._mutate(rng, knobs, config or seed_config, rng.randint(1, 3)) if knobs else None
             else:
                 config = None
@@ -338,8 +352,19 @@ class TunerProposer:
                 out.append(None)
                 continue
             seen.add(tuple(sorted(config.items())))
+            if record is not None:
+                runs.add(record)
             out.append(Sample(r.index, self.candidate(problem, config), meta={"knobs": config}))
         return out
+
+    def _record(self, problem: Problem, base: Candidate, knobs: list[Knob], config: dict) -> str | None:
+        """The key of the configuration's launch record at the timed size (None: not compared)."""
+        if not self.dedupe or base.backend != "triton":
+            return None
+        from .launches import launch_record
+
+        record = launch_record(problem, apply_config(base.source, knobs, config))
+        return None if record is None else record.key
 
     def candidate(self, problem: Problem, config: dict) -> Candidate:
         """The seed of ``problem`` with the constants of ``config``, under a comment naming the changes."""
