@@ -427,3 +427,7 @@ def test_a_launch_record_sees_kernels_grids_constexprs_and_aten_calls():
     wider = launch_record(problem, source.replace("BLOCK_M, BLOCK_N = 16, 256", "BLOCK_M, BLOCK_N = 16, 512"))
     assert wider.key != record.key and wider.launches[0].grid != launch.grid
     assert launch_record(problem, source.replace("def forward(self, x):", "def forward(self, x):\n        x.sum().item()")) is None  # data-dependent
+    import torch
+
+    touches_gpu = source.replace("def forward(self, x):", "def forward(self, x):\n        torch.cuda.current_stream()")
+    assert launch_record(problem, touches_gpu) is None and not torch.cuda.is_initialized()

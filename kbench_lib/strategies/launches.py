@@ -9,7 +9,9 @@ arguments, ``num_warps``/``num_stages``, and every ATen call with its shapes. Tw
 with the same record run the same kernels on the same launch grids at the timed size.
 
 This executes the candidate's Python in the calling process, so the tuner does it only for seeds
-it trusts (the repository's own ``problems/solutions``): the judge never runs candidate code.
+it trusts (the repository's own ``problems/solutions``): the judge never runs candidate code. A
+source that names ``cuda`` anywhere is not run (the process that forks the judge's workers keeps
+CUDA uninitialised).
 """
 from __future__ import annotations
 
@@ -82,6 +84,8 @@ def launch_record(problem: Problem, source: str) -> Record | None:
     """The launches and operators of ``source``'s ``ModelNew`` on ``problem``'s default inputs,
     on the meta device; None when the candidate cannot run there (data-dependent code, a missing
     name, no Triton, ...): the caller then has nothing to compare."""
+    if "cuda" in source:  # it might touch the GPU (a stream, a device): this process keeps CUDA uninitialised
+        return None
     try:
         import torch
         from torch.utils._python_dispatch import TorchDispatchMode
