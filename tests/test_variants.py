@@ -210,6 +210,20 @@ def test_suite_problems_declare_their_variants_so_nothing_is_derived():
 
 # ----- the judge on derived shapes (real builds, isolated processes)
 
+ROW_SUM_CPP = ("row_sum_cpp.py", "row_sum_cpp_fixed_1024.py", "row_sum_cpp_pow2_blocks.py")
+
+
+@pytest.fixture(scope="module")
+def row_sum_cpp_built():
+    """The three C++ row sums built at once, two at a time (the build is not what these tests are
+    about, and one at a time it is most of their minute and a half)."""
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.runner import prebuild
+
+    built = prebuild([load_candidate(DERIVED / n) for n in ROW_SUM_CPP], "cpu", JudgeOptions(device="cpu"), jobs=2, progress=False)
+    assert not [b for b in built.values() if b.failure], [b.message for b in built.values() if b.failure]
+
+
 def _judge_row_sum(name, opts):
     from kbench_lib.judge import judge
 
@@ -221,7 +235,7 @@ def _judge_row_sum(name, opts):
     ("row_sum_cpp_fixed_1024.py", ("shape_mismatch",)),
     ("row_sum_cpp_pow2_blocks.py", ("output_mismatch",)),
 ])
-def test_cpu_shape_specialised_cpp_candidate_is_rejected_on_a_derived_variant(name, failures, fast_cpu_opts):
+def test_cpu_shape_specialised_cpp_candidate_is_rejected_on_a_derived_variant(name, failures, fast_cpu_opts, row_sum_cpp_built):
     v = _judge_row_sum(name, fast_cpu_opts)
     assert not v.correct and v.failure in failures, (v.failure, v.message)
     assert "small_derived" in v.message  # caught on a derived shape, not on the SMALL one it was made for
@@ -229,7 +243,7 @@ def test_cpu_shape_specialised_cpp_candidate_is_rejected_on_a_derived_variant(na
 
 
 @pytest.mark.slow
-def test_cpu_legitimate_cpp_candidate_is_accepted_on_every_derived_variant(fast_cpu_opts):
+def test_cpu_legitimate_cpp_candidate_is_accepted_on_every_derived_variant(fast_cpu_opts, row_sum_cpp_built):
     from kbench_lib.records import SCHEMA, row_from_verdict
 
     v = _judge_row_sum("row_sum_cpp.py", fast_cpu_opts)
