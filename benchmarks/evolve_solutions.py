@@ -20,7 +20,10 @@ A problem is finished (searched and confirmed) before the next one starts, and n
 that the time left of ``--minutes`` cannot finish; everything is written after each problem. A
 run that did not reach every problem goes on with ``--resume`` (same ``--name`` and out dir): the
 finished problems are kept, a search that was cut short replays its recorded proposals and goes
-on, and the records of every call are one run.
+on, and the records of every call are one run. With ``--extend-s``, once every problem is finished,
+each one whose search found its best at least ``--extend-above`` faster than the seed without the
+gain holding is searched that much longer (its search replays and goes on) and evaluated again; a
+best that did not change keeps its confirmation.
 
 Writes ``<out-dir>/<device-slug>/<name>/`` (``--name``, default ``evolve_solutions-<date>``):
 ``improvements.json`` (per problem: the solution's time, the best time, their ratio, in the search
@@ -63,6 +66,8 @@ def _args(argv=None):
     ap.add_argument("--problems", nargs="*", default=None, help="problem keys or parts of keys (default: every solution the tuner can run)")
     ap.add_argument("--minutes", type=float, default=9.0, help="this call's wall time: no problem is started that it cannot finish")
     ap.add_argument("--search-s", type=float, default=60.0, help="seconds of search per problem")
+    ap.add_argument("--extend-s", type=float, default=0.0, help="once every problem is finished, seconds more for each promising one")
+    ap.add_argument("--extend-above", type=float, default=1.003, help="promising: its search found the best this much faster than the seed")
     ap.add_argument("--backends", nargs="*", default=["triton"], help="solutions of these backends (CUDA ones build for a minute per proposal)")
     ap.add_argument("--name", default=None, help="the run's folder under <out-dir>/<device-slug>/ (default evolve_solutions-<date>)")
     ap.add_argument("--resume", action="store_true", help="go on with the run in that folder instead of starting it afresh")
@@ -147,18 +152,23 @@ def backends(a, device: str) -> tuple[str, ...]:
     return tuple(b for b in runnable_backends(device) if b in a.backends)
 
 
-def search_one(problem, a, opts: JudgeOptions, run: Run) -> None:
-    """``evolve`` with the tuner on one problem for ``--search-s`` seconds (a resumed search replays
+def search_one(problem, a, opts: JudgeOptions, run: Run, seconds: float) -> None:
+    """``evolve`` with the tuner on one problem for ``seconds`` (a resumed or extended search replays
     its recorded proposals first: they are not judged again)."""
     run_strategy([problem], "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": a.proposals,
-                 "seed": a.seed}, budget={"wall_s": a.search_s}, verify=["culprit"], ground_truth=True, run_id=RUN_ID,
+                 "seed": a.seed}, budget={"wall_s": seconds}, verify=["culprit"], ground_truth=True, run_id=RUN_ID,
                  runs_root=run.runs, opts=opts, backends=backends(a, opts.device), cache_path=run.runs / "observations.sqlite",
                  cache_mode="refresh")
 
 
-def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> dict:
+CONFIRMATION = ("confirm_solution_ms", "confirm_best_ms", "confirm_ratios", "confirm_speedup", "confirm_every_pair_faster", "correct", "flags",
+                "solution_trusted")
+
+
+def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, previous: dict | None = None) -> dict:
     """The problem's entry: what its search found and, when the best is not the solution, whether
-    the confirmation holds it."""
+    the confirmation holds it. After an extension (``previous``: the entry before it), a best that
+    did not change keeps its confirmation: it is not judged again until it passes."""
     df = run.records()
     search = df[(df["strategy"] != "confirm") & (df["problem"] == problem.key)]
     table = workflow.improvements(search).set_index("problem")
@@ -168,7 +178,9 @@ def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> 
              "search_speedup": r.get("gain"), "best_id": r.get("best_id"), "best_speedup_eager": r.get("best_speedup_eager")}
     best_row = search[search["proposal_id"] == r.get("best_id")].iloc[-1].to_dict() if r.get("best_id") else None
     entry["best_knobs_changed"] = _changed(search, best_row)
-    if best_row is not None and r.get("best_id") != "p0" and best_row.get("knobs") is not None:
+    if previous is not None and previous.get("best_id") == r.get("best_id"):
+        entry.update({k: previous[k] for k in (*CONFIRMATION, "note") if k in previous})
+    elif best_row is not None and r.get("best_id") != "p0" and best_row.get("knobs") is not None:
         c = confirm(problem, tuner, best_row, opts, RecordWriter(run.runs, RUN_ID), a.confirm_pairs)
         s_ms, b_ms = [v.runtime_ms for v in c["solution"]], [v.runtime_ms for v in c["best"]]
         gain, ratios = confirmed_gain(s_ms, b_ms)
@@ -183,6 +195,34 @@ def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer) -> 
     entry["improved"] = bool(entry["correct"] and not entry["flags"] and entry.get("confirm_every_pair_faster", False)
                              and all(x is not None and not math.isnan(x) and x >= CONFIRM_MARGIN for x in gains))
     return entry
+
+
+def _extendable(entry: dict, a) -> bool:
+    gain = entry.get("search_speedup")
+    return (a.extend_s > 0 and not entry["improved"] and "extended_s" not in entry and gain is not None and not math.isnan(gain)
+            and gain >= a.extend_above)
+
+
+def extend(problems, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, left_s: float, confirm_s: float) -> None:
+    """Once every problem is finished: the problems whose search found a gain of at least
+    ``--extend-above`` without it holding (or reaching the margin) are searched ``--extend-s``
+    seconds more, the most promising first, then evaluated again. Search time goes where the
+    signal is; the bar a gain must pass does not move."""
+    started = time.monotonic()
+    by_key = {p.key: p for p in problems}
+    for entry in sorted((e for e in run.results if _extendable(e, a)), key=lambda e: -e["search_speedup"]):
+        left = left_s - (time.monotonic() - started)
+        if left < a.extend_s + confirm_s:
+            print(f"stopping before extending {entry['problem']}: {left:.0f} s left; go on with --resume", flush=True)
+            return
+        problem = by_key[entry["problem"]]
+        search_one(problem, a, opts, run, a.extend_s)
+        new = evaluate(problem, a, opts, run, tuner, previous=entry)
+        new.update({"search_s": entry["search_s"], "extended_s": a.extend_s,
+                    "before_extension": {k: entry.get(k) for k in ("proposals", "best_id", "search_speedup", "confirm_ratios", "improved")}})
+        run.results[run.results.index(entry)] = new
+        print(json.dumps(new, default=str), flush=True)
+        run.save(problems, complete=False)
 
 
 def figures(run: Run) -> dict:
@@ -218,7 +258,7 @@ def main(argv=None) -> int:
             print(f"stopping before {problem.key}: {left:.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
                   f"go on with --resume", flush=True)
             break
-        search_one(problem, a, opts, run)
+        search_one(problem, a, opts, run, a.search_s)
         t0 = time.monotonic()
         run.results.append(evaluate(problem, a, opts, run, tuner))
         if run.results[-1].get("confirm_speedup") is not None:
@@ -226,7 +266,9 @@ def main(argv=None) -> int:
             confirm_s = seen if confirm_s == FIRST_CONFIRM_GUESS_S else max(confirm_s, seen)
         print(json.dumps(run.results[-1], default=str), flush=True)
         run.save(problems, complete=False)  # a call cut short keeps every finished problem
-    complete = all(run.done(p) for p in problems)
+    if a.extend_s > 0 and all(run.done(p) for p in problems):
+        extend(problems, a, opts, run, tuner, limit_s - (time.monotonic() - started), confirm_s)
+    complete = all(run.done(p) for p in problems) and not [e for e in run.results if _extendable(e, a)]
     made = figures(run)
     rows = run.records()
     search_rows = rows[rows["strategy"] != "confirm"]

@@ -92,3 +92,29 @@ def test_the_gains_figure_is_drawn_for_tuner_searches_with_kernel_timings_only(t
     assert {p.suffix for p in made["gains"]} == {".pdf", ".png"} and all(p.exists() for p in made["gains"])
     assert "gains" not in workflow.figures(rows.assign(device="cpu"), tmp_path / "cpu")  # an interpreter's clock: no gain to show
     assert "gains" not in workflow.figures(rows.assign(model="openai:some-model"), tmp_path / "lm")  # no seed to compare with
+
+
+def test_an_extension_searches_only_promising_unimproved_problems_and_keeps_a_confirmation_it_already_has(evolve_solutions, tmp_path):
+    a = evolve_solutions._args(["--extend-s", "30", "--extend-above", "1.003"])
+    assert evolve_solutions._extendable({"improved": False, "search_speedup": 1.006}, a)
+    assert not evolve_solutions._extendable({"improved": True, "search_speedup": 1.04}, a)  # improved already
+    assert not evolve_solutions._extendable({"improved": False, "search_speedup": 1.001}, a)  # nothing found worth the time
+    assert not evolve_solutions._extendable({"improved": False, "search_speedup": 1.006, "extended_s": 30}, a)  # once only
+    assert not evolve_solutions._extendable({"improved": False, "search_speedup": float("nan")}, a)
+    assert not evolve_solutions._extendable({"improved": False, "search_speedup": 1.006}, evolve_solutions._args([]))  # off by default
+
+    from kbench_lib.generation.runs import select
+    from kbench_lib.judge import JudgeOptions
+
+    (problem,) = select(None, None, ["level1/93_KLDiv_PerSample"])
+    rows = _rows(problem.key, runtimes=(1.0, 1.2, 0.99), flagged=()).assign(strategy="evolve+verify")
+    rows["knobs"] = [[("BLOCK@40.0", b)] for b in (2048, 1024, 512)]
+    out = tmp_path / "run"
+    out.mkdir()
+    save_records(rows, out / "records.parquet")
+    run = evolve_solutions.Run(out, "cuda", resume=True)
+    before = {"problem": problem.key, "best_id": "p2", "confirm_ratios": [1.004, 1.005, 1.006], "confirm_speedup": 1.005,
+              "confirm_every_pair_faster": True, "correct": True, "flags": [], "solution_trusted": True, "improved": False}
+    entry = evolve_solutions.evaluate(problem, a, JudgeOptions(device="cuda"), run, tuner=None, previous=before)  # nothing is judged
+    assert entry["best_id"] == "p2" and entry["confirm_ratios"] == [1.004, 1.005, 1.006] and entry["improved"] is False
+    assert entry["search_speedup"] == pytest.approx(1 / 0.99) and entry["best_knobs_changed"] == {"BLOCK@40.0": [2048, 512]}
