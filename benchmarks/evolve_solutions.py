@@ -233,29 +233,22 @@ def figures(run: Run) -> dict:
     return workflow.figures(search_rows, run.out, confirmed=confirmed) if len(search_rows) else {}
 
 
-def main(argv=None) -> int:
-    a = _args(argv)
-    started = time.monotonic()
-    limit_s = a.minutes * 60
-    device = resolve_device(a.device)
-    tuner = TunerProposer(backends=backends(a, device))
+def chosen_problems(a, tuner: TunerProposer) -> list:
+    """The problems of ``--problems`` (default: all) with a seed the tuner can run, in the order asked for:
+    the most promising first, when a run may not reach every problem in one call."""
     problems = [p for p in select(None, None, a.problems) if tuner.covers(p)]
-    if a.problems:  # in the order asked for: the most promising first, when a run may not reach every problem in one call
+    if a.problems:
         problems.sort(key=lambda p: min(i for i, f in enumerate(a.problems) if f in p.key))
-    if not problems:
-        print("no selected problem has a solution the tuner can run here", file=sys.stderr)
-        return 2
-    name = a.name or f"evolve_solutions-{dt.date.today().isoformat()}"
-    run = Run(Path(a.out_dir) / device_slug(device) / name, device, a.resume)
-    opts = JudgeOptions(device=device, small=a.small, n_seeds=a.seeds, timing_budget_s=a.timing_budget)
-    todo = [p for p in problems if not run.done(p)]
-    print(f"{len(problems)} problems on {device_name(device)} ({len(problems) - len(todo)} finished before), {a.search_s:.0f} s of "
-          f"search each, {a.minutes:g} min for this call", flush=True)
-    confirm_s = FIRST_CONFIRM_GUESS_S  # then the longest confirmation seen, plus a margin
+    return problems
+
+
+def search_all(todo, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, problems, left_s) -> float:
+    """Searches and evaluates the problems of ``todo`` in order while the next one still fits in the
+    time left (``left_s()``); returns the longest confirmation seen (plus a margin)."""
+    confirm_s = FIRST_CONFIRM_GUESS_S
     for problem in todo:
-        left = limit_s - (time.monotonic() - started)
-        if left < a.search_s + confirm_s:
-            print(f"stopping before {problem.key}: {left:.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
+        if left_s() < a.search_s + confirm_s:
+            print(f"stopping before {problem.key}: {left_s():.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
                   f"go on with --resume", flush=True)
             break
         search_one(problem, a, opts, run, a.search_s)
@@ -266,22 +259,51 @@ def main(argv=None) -> int:
             confirm_s = seen if confirm_s == FIRST_CONFIRM_GUESS_S else max(confirm_s, seen)
         print(json.dumps(run.results[-1], default=str), flush=True)
         run.save(problems, complete=False)  # a call cut short keeps every finished problem
-    if a.extend_s > 0 and all(run.done(p) for p in problems):
-        extend(problems, a, opts, run, tuner, limit_s - (time.monotonic() - started), confirm_s)
+    return confirm_s
+
+
+def finish(run: Run, problems, a, minutes: float) -> dict:
+    """The figures and the report of everything recorded so far; the records folder goes (all of it
+    is in records.parquet)."""
+    from kbench_lib.metrics import timing_kind
+
     complete = all(run.done(p) for p in problems) and not [e for e in run.results if _extendable(e, a)]
     made = figures(run)
     rows = run.records()
     search_rows = rows[rows["strategy"] != "confirm"]
     confusion = verifier_confusion(search_rows)
-    from kbench_lib.metrics import timing_kind
-
     summary = run.save(problems, complete, {"timing": sorted(set(timing_kind(search_rows))), "search_s": a.search_s,
-                                            "minutes_this_call": round((time.monotonic() - started) / 60, 2),
+                                            "minutes_this_call": round(minutes, 2),
                                             "verifiers": confusion.to_dict("records") if len(confusion) else [],
                                             "figures": {k: [p.name for p in v] for k, v in made.items()}})
-    shutil.rmtree(run.runs, ignore_errors=True)  # everything is in records.parquet
+    shutil.rmtree(run.runs, ignore_errors=True)
+    return summary
+
+
+def main(argv=None) -> int:
+    a = _args(argv)
+    started = time.monotonic()
+
+    def left_s() -> float:
+        return a.minutes * 60 - (time.monotonic() - started)
+
+    device = resolve_device(a.device)
+    tuner = TunerProposer(backends=backends(a, device))
+    problems = chosen_problems(a, tuner)
+    if not problems:
+        print("no selected problem has a solution the tuner can run here", file=sys.stderr)
+        return 2
+    run = Run(Path(a.out_dir) / device_slug(device) / (a.name or f"evolve_solutions-{dt.date.today().isoformat()}"), device, a.resume)
+    opts = JudgeOptions(device=device, small=a.small, n_seeds=a.seeds, timing_budget_s=a.timing_budget)
+    todo = [p for p in problems if not run.done(p)]
+    print(f"{len(problems)} problems on {device_name(device)} ({len(problems) - len(todo)} finished before), {a.search_s:.0f} s of "
+          f"search each, {a.minutes:g} min for this call", flush=True)
+    confirm_s = search_all(todo, a, opts, run, tuner, problems, left_s)
+    if a.extend_s > 0 and all(run.done(p) for p in problems):
+        extend(problems, a, opts, run, tuner, left_s(), confirm_s)
+    summary = finish(run, problems, a, (time.monotonic() - started) / 60)
     print(f"{summary['improved']} of {summary['finished']} finished problems improved (confirmed, correct, unflagged); "
-          f"{len(problems) - summary['finished']} of {len(problems)} left{'' if complete else ' (go on with --resume)'}; {run.out}")
+          f"{len(problems) - summary['finished']} of {len(problems)} left{'' if summary['complete'] else ' (go on with --resume)'}; {run.out}")
     return 0
 
 
