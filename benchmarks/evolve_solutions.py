@@ -130,8 +130,9 @@ class Run:
             (self.runs / RUN_ID / "records").mkdir(parents=True)
             shutil.copy(previous, self.runs / RUN_ID / "records" / "part-0-resumed.parquet")
         report = out / "improvements.json"
-        self.results: list[dict] = json.loads(report.read_text())["results"] if resume and report.exists() else []
-        self.calls = (json.loads(report.read_text()).get("calls", 0) if resume and report.exists() else 0) + 1
+        earlier = json.loads(report.read_text()) if resume and report.exists() else {}
+        self.results: list[dict] = earlier.get("results", [])
+        self.calls = earlier.get("calls", 0) + 1
 
     def done(self, problem) -> bool:
         return any(e["problem"] == problem.key for e in self.results)
@@ -139,8 +140,9 @@ class Run:
     def records(self):
         return read_records(self.runs, RUN_ID)
 
-    def save(self, problems, complete: bool, extra: dict | None = None) -> dict:
-        save_records(self.records(), self.out / "records.parquet")
+    def save(self, problems, complete: bool, extra: dict | None = None, rows=None) -> dict:
+        """Writes ``records.parquet`` (``rows``: the records when the caller has read them) and ``improvements.json``."""
+        save_records(self.records() if rows is None else rows, self.out / "records.parquet")
         report = {"device": device_name(self.device), "date": dt.date.today().isoformat(), "complete": complete, "calls": self.calls,
                   "margin": CONFIRM_MARGIN, "problems": len(problems), "finished": len(self.results),
                   "improved": sum(e["improved"] for e in self.results), **(extra or {}), "results": self.results}
@@ -225,10 +227,8 @@ def extend(problems, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, left
         run.save(problems, complete=False)
 
 
-def figures(run: Run) -> dict:
+def figures(run: Run, search_rows) -> dict:
     """``gains``, ``scaling`` and (with verifier decisions) ``verifiers`` from every search record."""
-    rows = run.records()
-    search_rows = rows[rows["strategy"] != "confirm"]
     confirmed = {e["problem"]: e["confirm_speedup"] for e in run.results if e["improved"]}
     return workflow.figures(search_rows, run.out, confirmed=confirmed) if len(search_rows) else {}
 
@@ -245,7 +245,7 @@ def chosen_problems(a, tuner: TunerProposer) -> list:
 def search_all(todo, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, problems, left_s) -> float:
     """Searches and evaluates the problems of ``todo`` in order while the next one still fits in the
     time left (``left_s()``); returns the longest confirmation seen (plus a margin)."""
-    confirm_s = FIRST_CONFIRM_GUESS_S
+    confirm_s, seen = FIRST_CONFIRM_GUESS_S, []
     for problem in todo:
         if left_s() < a.search_s + confirm_s:
             print(f"stopping before {problem.key}: {left_s():.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
@@ -255,8 +255,8 @@ def search_all(todo, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, prob
         t0 = time.monotonic()
         run.results.append(evaluate(problem, a, opts, run, tuner))
         if run.results[-1].get("confirm_speedup") is not None:
-            seen = time.monotonic() - t0 + 10.0
-            confirm_s = seen if confirm_s == FIRST_CONFIRM_GUESS_S else max(confirm_s, seen)
+            seen.append(time.monotonic() - t0)
+            confirm_s = max(seen) + 10.0
         print(json.dumps(run.results[-1], default=str), flush=True)
         run.save(problems, complete=False)  # a call cut short keeps every finished problem
     return confirm_s
@@ -268,14 +268,14 @@ def finish(run: Run, problems, a, minutes: float) -> dict:
     from kbench_lib.metrics import timing_kind
 
     complete = all(run.done(p) for p in problems) and not [e for e in run.results if _extendable(e, a)]
-    made = figures(run)
     rows = run.records()
     search_rows = rows[rows["strategy"] != "confirm"]
+    made = figures(run, search_rows)
     confusion = verifier_confusion(search_rows)
     summary = run.save(problems, complete, {"timing": sorted(set(timing_kind(search_rows))), "search_s": a.search_s,
                                             "minutes_this_call": round(minutes, 2),
                                             "verifiers": confusion.to_dict("records") if len(confusion) else [],
-                                            "figures": {k: [p.name for p in v] for k, v in made.items()}})
+                                            "figures": {k: [p.name for p in v] for k, v in made.items()}}, rows=rows)
     shutil.rmtree(run.runs, ignore_errors=True)
     return summary
 

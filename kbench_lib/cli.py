@@ -201,7 +201,9 @@ def cmd_run(a) -> int:
 
 def _searches(a) -> bool:
     """Whether ``kbench run`` runs a search strategy (kbench_lib.strategies) rather than a plain batch."""
-    return a.strategy != "single" or a.verify is not None or a.model == "tune" or a.model.startswith("tune:")
+    from .strategies.proposers import is_tuner
+
+    return a.strategy != "single" or a.verify is not None or is_tuner(a.model)
 
 
 def _run_strategy(a, problems: list, run_id: str, backends) -> list[dict]:

@@ -60,9 +60,9 @@ def seed_gain_plot(df: pd.DataFrame, confirmed: dict | None = None, title: str =
             name = problem.split("/")[-1]
             gain = confirmed.get(problem)
             label = f"{name} ({gain:.3f}x confirmed)" if gain else name
+            last = g.dropna(subset=["gain"]).tail(1)
             for ax, x in zip(axes, ("proposals", "gpu_s")):
                 ax.step(g[x], g["gain"], where="post", color=color, ls=style, lw=1.1, label=label if ax is axes[0] else None)
-                last = g.dropna(subset=["gain"]).tail(1)
                 if len(last):
                     ax.plot(last[x], last["gain"], "o", ms=3.5, color=color, mfc=color if gain else "white")
         for ax in axes:

@@ -58,6 +58,11 @@ class FixedProposer:
         pass
 
 
+def is_tuner(model: str) -> bool:
+    """Whether a model spec names the offline autotuner (``tune`` or ``tune:PATH``)."""
+    return model == "tune" or model.startswith("tune:")
+
+
 def make_proposer(model: str, backends: tuple[str, ...] | None = None, generation=None, feedback=None, seed: int = 0):
     """The proposer for a model spec (see :data:`kbench_lib.models.MODELS`)."""
     from ..generation.spec import is_language_model
@@ -67,7 +72,7 @@ def make_proposer(model: str, backends: tuple[str, ...] | None = None, generatio
         from ..generation import language_model
 
         return LanguageModelProposer(language_model(model, generation), feedback)
-    if model == "tune" or model.startswith("tune:"):
+    if is_tuner(model):
         from .tuner import TunerProposer
 
         return TunerProposer.from_spec(model, backends, seed)

@@ -15,6 +15,7 @@ from ..provenance import resolve_device
 from ..records import read_records
 from ..runner import RUNS_ROOT, new_run_id
 from ..workflows import _save, runnable_backends
+from .proposers import is_tuner
 from .run import run_strategy
 from .tuner import TunerProposer
 
@@ -37,7 +38,7 @@ def search(strategy: str = "evolve", model: str = "tune", *, problems_dir=None, 
     run_id = run_id or new_run_id(strategy)
     problems = select(problems_dir, levels, filters)
     backends = runnable_backends(device)
-    if model == "tune" or model.startswith("tune:"):
+    if is_tuner(model):
         problems = tunable_problems(problems, device)
     problems = problems[:limit] if limit else problems
     opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s)
@@ -84,7 +85,7 @@ def figures(df: pd.DataFrame, out_dir, p: float = 1.0, confirmed: dict | None = 
     if not len(df):
         return made
     made["scaling"] = _save(search_plots.scaling_plot(df, p=p), out_dir / "scaling")
-    tuned = df[df["model"].astype(str).str.fullmatch(r"tune(:.*)?")]
+    tuned = df[df["model"].astype(str).map(is_tuner)]
     if len(tuned) and search_metrics.seed_gain(tuned, by=("model",))["gain"].notna().any():
         made["gains"] = _save(search_plots.seed_gain_plot(tuned, confirmed), out_dir / "gains")
     confusion = search_metrics.verifier_confusion(df)
