@@ -39,6 +39,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
 import shutil
 import statistics
 import sys
@@ -69,6 +70,8 @@ def _args(argv=None):
     ap.add_argument("--extend-s", type=float, default=0.0, help="once every problem is finished, seconds more for each promising one")
     ap.add_argument("--extend-above", type=float, default=1.003, help="promising: its search found the best this much faster than the seed")
     ap.add_argument("--backends", nargs="*", default=["triton"], help="solutions of these backends (CUDA ones build for a minute per proposal)")
+    ap.add_argument("--build-jobs", type=int, default=None,
+                    help="candidates of a generation built at once on the CPU cores (default: up to 8 when CUDA solutions are searched)")
     ap.add_argument("--name", default=None, help="the run's folder under <out-dir>/<device-slug>/ (default evolve_solutions-<date>)")
     ap.add_argument("--resume", action="store_true", help="go on with the run in that folder instead of starting it afresh")
     ap.add_argument("--population", type=int, default=2)
@@ -160,7 +163,15 @@ def search_one(problem, a, opts: JudgeOptions, run: Run, seconds: float) -> None
     run_strategy([problem], "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": a.proposals,
                  "seed": a.seed}, budget={"wall_s": seconds}, verify=["culprit"], ground_truth=True, run_id=RUN_ID,
                  runs_root=run.runs, opts=opts, backends=backends(a, opts.device), cache_path=run.runs / "observations.sqlite",
-                 cache_mode="refresh")
+                 cache_mode="refresh", build_jobs=build_jobs(a, opts.device))
+
+
+def build_jobs(a, device: str) -> int:
+    """``--build-jobs``, or, by default, up to 8 parallel builds when CUDA solutions are searched (a
+    ``load_inline`` build takes most of a minute; Triton compiles in the worker, at its first launch)."""
+    if a.build_jobs is not None:
+        return a.build_jobs
+    return min(8, max(1, (os.cpu_count() or 1) // 2), a.proposals) if "cuda" in backends(a, device) else 0
 
 
 CONFIRMATION = ("confirm_solution_ms", "confirm_best_ms", "confirm_ratios", "confirm_speedup", "confirm_every_pair_faster", "correct", "flags",

@@ -376,4 +376,5 @@ class TunerProposer:
         return Candidate(source=header + source, backend=base.backend, name=f"{problem.path.stem}__tune_{tag}")
 
     def close(self) -> None:
-        pass
+        if self.same_kernel_skipped:
+            print(f"tune: {self.same_kernel_skipped} configurations skipped (the same launches as one proposed before)", flush=True)
