@@ -67,6 +67,9 @@ def _args(argv=None):
     ap.add_argument("--problems", nargs="*", default=None, help="problem keys or parts of keys (default: every solution the tuner can run)")
     ap.add_argument("--minutes", type=float, default=9.0, help="this call's wall time: no problem is started that it cannot finish")
     ap.add_argument("--search-s", type=float, default=60.0, help="seconds of search per problem")
+    ap.add_argument("--cuda-search-s", type=float, default=180.0,
+                    help="seconds of search per problem whose solution is CUDA (its proposals build for about a minute, in parallel)")
+    ap.add_argument("--cuda-proposals", type=int, default=8, help="proposals per generation for a CUDA solution (built at once)")
     ap.add_argument("--extend-s", type=float, default=0.0, help="once every problem is finished, seconds more for each promising one")
     ap.add_argument("--extend-above", type=float, default=1.003, help="promising: its search found the best this much faster than the seed")
     ap.add_argument("--backends", nargs="*", default=["triton"], help="solutions of these backends (CUDA ones build for a minute per proposal)")
@@ -157,10 +160,21 @@ def backends(a, device: str) -> tuple[str, ...]:
     return tuple(b for b in runnable_backends(device) if b in a.backends)
 
 
-def search_one(problem, a, opts: JudgeOptions, run: Run, seconds: float) -> None:
+def is_cuda(problem, tuner: TunerProposer | None) -> bool:
+    base = tuner.base(problem) if tuner is not None else None
+    return base is not None and base[0].backend == "cuda"
+
+
+def search_seconds(problem, a, tuner: TunerProposer) -> float:
+    return a.cuda_search_s if is_cuda(problem, tuner) else a.search_s
+
+
+def search_one(problem, a, opts: JudgeOptions, run: Run, seconds: float, tuner: TunerProposer) -> None:
     """``evolve`` with the tuner on one problem for ``seconds`` (a resumed or extended search replays
-    its recorded proposals first: they are not judged again)."""
-    run_strategy([problem], "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": a.proposals,
+    its recorded proposals first: they are not judged again). A CUDA solution's generations are
+    ``--cuda-proposals`` wide: their builds run at once, so a wide generation costs about one build."""
+    proposals = a.cuda_proposals if is_cuda(problem, tuner) else a.proposals
+    run_strategy([problem], "tune", "evolve", params={"population": a.population, "generations": a.generations, "proposals": proposals,
                  "seed": a.seed}, budget={"wall_s": seconds}, verify=["culprit"], ground_truth=True, run_id=RUN_ID,
                  runs_root=run.runs, opts=opts, backends=backends(a, opts.device), cache_path=run.runs / "observations.sqlite",
                  cache_mode="refresh", build_jobs=build_jobs(a, opts.device))
@@ -171,7 +185,7 @@ def build_jobs(a, device: str) -> int:
     ``load_inline`` build takes most of a minute; Triton compiles in the worker, at its first launch)."""
     if a.build_jobs is not None:
         return a.build_jobs
-    return min(8, max(1, (os.cpu_count() or 1) // 2), a.proposals) if "cuda" in backends(a, device) else 0
+    return min(8, max(1, (os.cpu_count() or 1) // 2), max(a.proposals, a.cuda_proposals)) if "cuda" in backends(a, device) else 0
 
 
 CONFIRMATION = ("confirm_solution_ms", "confirm_best_ms", "confirm_ratios", "confirm_speedup", "confirm_every_pair_faster", "correct", "flags",
@@ -186,7 +200,7 @@ def evaluate(problem, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, pre
     search = df[(df["strategy"] != "confirm") & (df["problem"] == problem.key)]
     table = workflow.improvements(search).set_index("problem")
     r = table.loc[problem.key].to_dict() if problem.key in table.index else {}
-    entry = {"problem": problem.key, "search_s": a.search_s, "proposals": int(len(search)), "judged": int(search["judged"].fillna(True).sum()),
+    entry = {"problem": problem.key, "search_s": search_seconds(problem, a, tuner), "proposals": int(len(search)), "judged": int(search["judged"].fillna(True).sum()),
              "trusted": int(r.get("trusted", 0)), "solution_ms": r.get("first_ms"), "best_ms": r.get("best_ms"),
              "search_speedup": r.get("gain"), "best_id": r.get("best_id"), "best_speedup_eager": r.get("best_speedup_eager")}
     best_row = search[search["proposal_id"] == r.get("best_id")].iloc[-1].to_dict() if r.get("best_id") else None
@@ -229,7 +243,7 @@ def extend(problems, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, left
             print(f"stopping before extending {entry['problem']}: {left:.0f} s left; go on with --resume", flush=True)
             return
         problem = by_key[entry["problem"]]
-        search_one(problem, a, opts, run, a.extend_s)
+        search_one(problem, a, opts, run, a.extend_s, tuner)
         new = evaluate(problem, a, opts, run, tuner, previous=entry)
         new.update({"search_s": entry["search_s"], "extended_s": a.extend_s,
                     "before_extension": {k: entry.get(k) for k in ("proposals", "best_id", "search_speedup", "confirm_ratios", "improved")}})
@@ -258,11 +272,12 @@ def search_all(todo, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, prob
     time left (``left_s()``); returns the longest confirmation seen (plus a margin)."""
     confirm_s, seen = FIRST_CONFIRM_GUESS_S, []
     for problem in todo:
-        if left_s() < a.search_s + confirm_s:
-            print(f"stopping before {problem.key}: {left_s():.0f} s left, a problem takes about {a.search_s + confirm_s:.0f} s; "
+        seconds = search_seconds(problem, a, tuner)
+        if left_s() < seconds + confirm_s:
+            print(f"stopping before {problem.key}: {left_s():.0f} s left, a problem takes about {seconds + confirm_s:.0f} s; "
                   f"go on with --resume", flush=True)
             break
-        search_one(problem, a, opts, run, a.search_s)
+        search_one(problem, a, opts, run, seconds, tuner)
         t0 = time.monotonic()
         run.results.append(evaluate(problem, a, opts, run, tuner))
         if run.results[-1].get("confirm_speedup") is not None:

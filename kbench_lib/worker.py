@@ -89,7 +89,6 @@ _monotonic = timing._monotonic  # the clock bound before any candidate code runs
 _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
-UNJOINED_SHARE = 0.25
 MEMO_RATIO = 0.3  # repeats on seen data under 30% of first calls on unseen data
 MEMO_MIN_MS = 0.005
 
@@ -251,7 +250,7 @@ def _harness_objects() -> dict:
     objs = {}
     for mod in {sys.modules[__name__], worker_module, timing, profiling, compare, tensorfile}:
         for name, obj in vars(mod).items():
-            if callable(obj) or name.startswith("_"):
+            if callable(obj) or name.startswith("_") or name.isupper():  # constants too: UNJOINED_SHARE, DRIFT, ...
                 objs[f"{mod.__name__}.{name}"] = obj
     objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
     for name in dir(torch.Tensor):  # through its bases: fingerprints call Tensor methods (__int__, view, ...)
@@ -657,9 +656,10 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
     if reused[0]:
         out.append(f"output_reused: {reused[0]} timed calls returned a tensor still held from an earlier call (cached or static outputs)")
     # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
-    # does so on (nearly) every call
-    if result.unjoined_trials > UNJOINED_SHARE * result.n_trials:
-        out.append(f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls left work running on another stream")
+    # does so on (nearly) every call, in the timed run and in its re-check
+    if timing.unjoined_confirmed(result):
+        out.append(f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls and {result.unjoined_recheck} of "
+                   f"{result.recheck_calls} calls of a re-check left work running on another stream")
     # the first call on never-seen data against later calls on the same data: a kernel that does
     # the work takes as long both times (the L2 cache is flushed before each); one that caches
     # answers by pointer or fingerprint is fast only once it has seen the data (THREATS #8)

@@ -118,3 +118,19 @@ def test_an_extension_searches_only_promising_unimproved_problems_and_keeps_a_co
     entry = evolve_solutions.evaluate(problem, a, JudgeOptions(device="cuda"), run, tuner=None, previous=before)  # nothing is judged
     assert entry["best_id"] == "p2" and entry["confirm_ratios"] == [1.004, 1.005, 1.006] and entry["improved"] is False
     assert entry["search_speedup"] == pytest.approx(1 / 0.99) and entry["best_knobs_changed"] == {"BLOCK@40.0": [2048, 512]}
+
+
+def test_a_cuda_solution_gets_its_own_search_time_generation_width_and_parallel_builds(evolve_solutions):
+    from kbench_lib.generation.runs import select
+    from kbench_lib.strategies import TunerProposer
+
+    a = evolve_solutions._args(["--backends", "triton", "cuda", "--search-s", "50", "--cuda-search-s", "170", "--cuda-proposals", "6"])
+    tuner = TunerProposer(backends=("triton", "cuda"))
+    cuda_p, triton_p = select(None, None, ["83_ReverseCumsum"])[0], select(None, None, ["88_LogSoftmax"])[0]
+    assert evolve_solutions.is_cuda(cuda_p, tuner) and not evolve_solutions.is_cuda(triton_p, tuner)
+    assert evolve_solutions.search_seconds(cuda_p, a, tuner) == 170 and evolve_solutions.search_seconds(triton_p, a, tuner) == 50
+    assert not evolve_solutions.is_cuda(cuda_p, None)  # no tuner (nothing judged): the default share
+    a.build_jobs = 3
+    assert evolve_solutions.build_jobs(a, "cuda") == 3
+    a.build_jobs = None
+    assert evolve_solutions.build_jobs(a, "cpu") == 0  # no CUDA backend runs on the CPU: Triton compiles in its worker

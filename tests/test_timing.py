@@ -137,9 +137,39 @@ def test_time_cuda_flags_unjoined_side_stream_work():
 
     h = timing.time_cuda(honest, [[x]], min_trials=20, max_trials=20)
     s = timing.time_cuda(sneaky, [[x]], min_trials=20, max_trials=20)
-    assert h.unjoined_trials == 0
+    assert h.unjoined_trials == 0 and h.recheck_calls == 0 and not timing.unjoined_confirmed(h)
     assert s.unjoined_trials > 10
+    assert s.recheck_calls >= 20 and s.unjoined_recheck > 0.9 * s.recheck_calls  # the re-check sees it too
+    assert timing.unjoined_confirmed(s)
     assert s.median_ms > 0.5 * h.median_ms  # the side-stream work is still counted
+
+
+def test_unjoined_work_is_flagged_only_when_the_recheck_agrees():
+    burst = timing.summarize([1.0] * 100, unjoined=40)  # a burst of late host wake-ups in the timed run
+    assert timing.unjoined_suspected(burst.unjoined_trials, burst.n_trials)
+    burst.unjoined_recheck, burst.recheck_calls = 3, 100
+    assert not timing.unjoined_confirmed(burst)
+    burst.unjoined_recheck = 26
+    assert timing.unjoined_confirmed(burst)
+    few = timing.summarize([1.0] * 100, unjoined=25)  # the share must be exceeded, in both runs
+    few.unjoined_recheck, few.recheck_calls = 100, 100
+    assert not timing.unjoined_confirmed(few)
+    never = timing.summarize([1.0] * 100, unjoined=90)  # no re-check ran: nothing confirmed
+    assert not timing.unjoined_confirmed(never)
+
+
+def test_recheck_counts_late_calls_over_the_timed_sets(monkeypatch):
+    seen = []
+
+    def one(args):
+        seen.append(args[0])
+        return 0.1, int(len(seen) % 2 == 0), object()
+
+    assert timing._recheck_unjoined(one, [[0], [1], [2]]) == (timing.RECHECK_CALLS // 2, timing.RECHECK_CALLS)
+    assert set(seen) == {0, 1, 2}
+    clock = iter(range(0, 10**6, 10))  # ten seconds per reading: past RECHECK_S once 20 calls ran
+    monkeypatch.setattr(timing, "_monotonic", lambda: float(next(clock)))
+    assert timing._recheck_unjoined(one, [[0]])[1] == 20
 
 
 def test_warm_up_holds_as_many_outputs_as_the_timed_loop_keeps():
