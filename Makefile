@@ -18,6 +18,10 @@ comma       := ,
 RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0$(comma) "torch-compile": 0},{"reference": 0$(comma) "torch-compile": 2})
 RUNS        := results/runs
 PYTEST_ARGS ?=
+# tests on two pytest-xdist workers, each test file whole on one, the notebooks all on one and in
+# order (tests/xdist_files.py); PYTEST_XDIST= runs them in one process
+PYTEST_XDIST ?= -n 2 --dist loadfile
+NBVAL       := --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200
 
 .PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures
 
@@ -39,23 +43,28 @@ run: setup
 
 # one search (notebooks/03_strategies): evolve with the offline tuner over hand-written Triton solutions;
 # on a GPU at full size with a time share per problem, on the CPU the notebook's small defaults
-SEARCH_PARAMS ?= $(if $(HAS_GPU),{"filters": ["66_L2Normalize"$(comma) "88_LogSoftmax"$(comma) "93_KLDiv"$(comma) "96_Triplet"$(comma) "2_Gemm_BiasAdd_ReLU"$(comma) "8_Gemm_ResidualAdd_RMSNorm"]$(comma) "limit": 0$(comma) "params": {"population": 2$(comma) "generations": 50$(comma) "proposals": 2}$(comma) "budget": {"wall_s": 40}$(comma) "timing_budget_s": 0.5},{})
+SEARCH_PARAMS ?= $(if $(HAS_GPU),{"filters": ["88_LogSoftmax"$(comma) "96_Triplet"$(comma) "67_Frobenius"$(comma) "93_KLDiv"$(comma) "66_L2Normalize"$(comma) "2_Gemm_BiasAdd_ReLU"]$(comma) "limit": 0$(comma) "params": {"population": 2$(comma) "generations": 50$(comma) "proposals": 2}$(comma) "budget": {"wall_s": 40}$(comma) "timing_budget_s": 0.5},{})
 search: setup
 	mkdir -p $(RUNS)/$(RUN_ID)
 	$(VENV)/bin/papermill notebooks/03_strategies.ipynb $(RUNS)/$(RUN_ID)/03_strategies.ipynb -k $(KERNEL) \
 	  --cwd notebooks -p run_id $(RUN_ID) -y '$(SEARCH_PARAMS)'
 	@echo "executed search notebook, records and figures: $(RUNS)/$(RUN_ID)/"
 
-test: setup browser test-unit lint-problems test-notebooks
+# test-unit and test-notebooks in one pytest run, so that the notebooks run beside the unit tests on
+# the same two workers (on two cores a third process only slows both). They share no mutable state:
+# the tests judge with a build cache of their own (tests/conftest.py) and write under pytest's temp
+# folders, the notebooks (first, in their own kernels) write results/runs/; ports are free ones.
+test: setup browser lint-problems
+	$(PY) -m pytest notebooks tests -q $(NBVAL) $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-unit: setup
-	$(PY) -m pytest tests -q $(PYTEST_ARGS)
+	$(PY) -m pytest tests -q $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint-problems: setup
 	$(VENV)/bin/kbench lint problems --small --strict --quiet
 
 test-notebooks: setup
-	$(PY) -m pytest -q --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200 notebooks -p no:cacheprovider
+	$(PY) -m pytest -q $(NBVAL) notebooks -p no:cacheprovider
 
 # Chromium for the explorer's browser test, from the OS's packages (Debian: chromium), when missing.
 # Without root or apt the test skips and says why; nothing else depends on it.

@@ -9,6 +9,13 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):
+        from xdist_files import XdistFiles
+
+        config.pluginmanager.register(XdistFiles(), "kbench-xdist-files")
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return
