@@ -18,9 +18,10 @@ comma       := ,
 RUN_MODELS  ?= $(if $(HAS_GPU),{"reference": 0$(comma) "torch-compile": 0},{"reference": 0$(comma) "torch-compile": 2})
 RUNS        := results/runs
 PYTEST_ARGS ?=
-# tests on two pytest-xdist workers, each test file whole on one, the notebooks all on one and in
-# order (tests/xdist_files.py); PYTEST_XDIST= runs them in one process
-PYTEST_XDIST ?= -n 2 --dist loadfile
+# without a GPU, tests on two pytest-xdist workers, each test file whole on one, the notebooks all
+# on one and in order (tests/xdist_files.py); with a GPU in one process (GPU tests time kernels and
+# must not share the GPU); PYTEST_XDIST= runs them in one process anywhere
+PYTEST_XDIST ?= $(if $(HAS_GPU),,-n 2 --dist loadfile)
 NBVAL       := --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200
 
 .PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures
