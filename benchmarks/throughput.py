@@ -139,7 +139,7 @@ def _q(values: list[float], p: float) -> float | None:
 
 def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False) -> dict:
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
-                        build_timeout_s=args.build_timeout)
+                        idle_timeout_s=args.idle_timeout, build_timeout_s=args.build_timeout)
     before = set(_leftovers())
     rows = []
     started = time.monotonic()
@@ -168,7 +168,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         "host_rss_peak_mb": round(peaks.rss / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
         "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
-        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
+        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": args.idle_timeout, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
         "date": dt.date.today().isoformat(),
     }
 
@@ -184,6 +184,8 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
+    ap.add_argument("--idle-timeout", type=float, default=JudgeOptions.idle_timeout_s,
+                    help="end a candidate idle (no CPU time) this long (the sleeping hang ends here; 0: off, as before 2026-11-27)")
     ap.add_argument("--build-jobs", type=int, default=8)
     ap.add_argument("--build-timeout", type=float, default=300.0,
                     help="build limit per candidate (a cold CUDA build takes 45-90 s; the run limit would fail it as a compile_error)")

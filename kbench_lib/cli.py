@@ -27,7 +27,7 @@ def _judge_options(a):
 
     return JudgeOptions(
         device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
-        build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, timing=not a.no_timing,
+        build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, idle_timeout_s=a.idle_timeout, timing=not a.no_timing,
         timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline, time_variants=a.time_variants,
     )
 
@@ -42,6 +42,9 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="base seed (default: drawn fresh each time)")
     p.add_argument("--build-timeout", type=float, default=300.0, help="seconds (default 300)")
     p.add_argument("--run-timeout", type=float, default=180.0, help="seconds per candidate (default 180)")
+    p.add_argument("--idle-timeout", type=float, default=10.0,
+                   help="end a candidate whose processes use no CPU time for this many seconds: a sleeping or blocked hang "
+                        "(default 10; 0: only --run-timeout)")
     p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most (default 10)")
     p.add_argument("--no-timing", action="store_true", help="check correctness only")
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")

@@ -330,9 +330,11 @@ def _send(sock: socket.socket, msg: dict) -> None:
 class ForkServer:
     """A running fork server and a way to run one isolated worker through it at a time."""
 
-    def __init__(self, cuda: bool, env: dict[str, str]):
+    def __init__(self, cuda: bool, env: dict[str, str], popen=subprocess.Popen):
+        """``popen``: what starts its process (:mod:`kbench_lib.server_pool` starts every server from
+        one long-lived thread: the server dies when the thread that started it ends)."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
+        self.proc = popen(
             [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0", str(os.getpid())],
             env=env, stdin=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
         )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from . import build, guards, profiling, sandbox, tensorfile
+from . import build, guards, profiling, sandbox, server_pool, tensorfile
 from .candidates import Candidate
 from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
 from .prepared import PreparedProblem, prepare
@@ -54,6 +54,9 @@ class JudgeOptions:
     seed: int | None = None  # None: drawn fresh for every judgement
     build_timeout_s: float = 300.0
     run_timeout_s: float = 180.0
+    # a worker whose processes use no CPU time for this long is ended as a timeout at once (a
+    # sleeping or blocked hang; kbench_lib.idle): a hang need not cost run_timeout_s. 0: off
+    idle_timeout_s: float = 10.0
     timing: bool = True
     warmup_ms: float = 25.0
     min_trials: int = 100
@@ -216,6 +219,9 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
     if stage:
         where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
         where += f" of {stage.get('config')}" if stage.get("stage") == "variant_timing" else ""
+    if res.timed_out and res.idle_s is not None:
+        return _fail(v, "timeout", f"candidate sat idle {where}: its processes used no CPU time for {res.idle_s:.1f} s "
+                                   f"(sleeping or blocked), past the idle limit", res.log)
     if res.timed_out:
         return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
@@ -286,6 +292,7 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
     try:
         if prepared is None:
             t0 = time.monotonic()
+            server_pool.prestart(device.startswith("cuda"))  # the worker's fork server starts while the reference is made
             prepared = prepare_problem(problem, opts, device)
             v.stage_s["reference_cases"] = round(time.monotonic() - t0, 3)
         elif (prepared.problem.sha, prepared.device, prepared.precision, prepared.small) != (problem.sha, device, opts.precision, small):
@@ -403,7 +410,8 @@ class Judgement:
         self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
                                           timeout_s=run_limit_s(prep, opts), env_extra=build.build_env(candidate, device),
                                           isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
-                                          writable=build.writable_dirs(candidate, device), gated=gated)
+                                          writable=build.writable_dirs(candidate, device), gated=gated,
+                                          idle_timeout_s=opts.idle_timeout_s or None)
 
     @property
     def isolated(self) -> bool:

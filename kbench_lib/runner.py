@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from . import build
+from . import build, server_pool
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
@@ -337,6 +337,7 @@ class _Batch:
     def work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
+        server_pool.prestart(device.startswith("cuda"))  # its workers' fork server starts while the first reference is made
         prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
         busy: Counter = Counter()  # problems with a sample begun and not yet recorded
 

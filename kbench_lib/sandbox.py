@@ -24,6 +24,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .idle import IdleWatch
+
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
 ALLOWED_PREFIXES = ("CUDA_", "NVIDIA_", "LC_", "NCCL_", "TORCH_CUDA_ARCH", "OMP_", "MKL_", "TRITON_")
 ALLOWED_NAMES = {
@@ -31,6 +33,7 @@ ALLOWED_NAMES = {
     "PYTHONPATH", "VIRTUAL_ENV", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
 }
 LOG_KEEP = 32 * 1024
+IDLE_POLL_S = 0.5  # how often a wait with an idle limit looks at the child's CPU time
 
 
 def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -216,6 +219,7 @@ class ProcessResult:
     messages: list
     network_isolated: bool
     pid_isolated: bool = False
+    idle_s: float | None = None  # set when it was ended for sitting idle that long (a timeout too)
 
     @property
     def signal_name(self) -> str | None:
@@ -279,6 +283,7 @@ def start_isolated(
     cuda: bool = False,
     writable: tuple[str, ...] = (),
     gated: bool = False,
+    idle_timeout_s: float | None = None,
 ) -> "Running":
     """:func:`run_isolated`, started and not waited for: the caller goes on while it runs and
     collects its :class:`ProcessResult` with :meth:`Running.result`.
@@ -286,7 +291,10 @@ def start_isolated(
     ``gated``: the child also gets the read end of a pipe, named by ``KBENCH_GATE_FD``, that stays
     closed until :meth:`Running.open_gate` (or :meth:`Running.result`); the worker waits on it
     before it profiles or times anything, so that a batch can run it beside the judge's own work
-    on the previous candidate and still give it the GPU alone for the measured part."""
+    on the previous candidate and still give it the GPU alone for the measured part.
+
+    ``idle_timeout_s``: also end it (a timeout) once its session has used no CPU time for that
+    long after its gate opened (:mod:`kbench_lib.idle`); None: the time limit alone."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -304,11 +312,15 @@ def start_isolated(
         rw.append(os.path.realpath(d))
     env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
     server = None
-    if args[:3] == ["-m", "kbench_lib.worker", "run"] and os.environ.get("KBENCH_FORKSERVER", "1") != "0":
-        server = _server(cuda)
+    if args[:3] == ["-m", "kbench_lib.worker", "run"]:
+        from .server_pool import server as warm_server
+
+        server = warm_server(cuda)
     if server is not None:  # it closes every descriptor given to it, whatever happens
-        return _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
-                             gate_r, gate_w)
+        run = _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
+                            gate_r, gate_w)
+        run.idle_timeout_s = idle_timeout_s
+        return run
     try:
         prefix = isolation_prefix(cuda) if isolate_network else ()
         cmd = wrap(prefix, [sys.executable, *args])
@@ -332,7 +344,8 @@ def start_isolated(
     os.close(write_fd)
     if gated:
         os.close(gate_r)
-    run = Running(started, timeout_s, gate_w, network_isolated=bool(prefix), pid_isolated="--pid" in prefix)
+    run = Running(started, timeout_s, gate_w, network_isolated=bool(prefix), pid_isolated="--pid" in prefix,
+                  idle_timeout_s=idle_timeout_s)
     run._start_readers(proc.stdout, read_fd)
     run._popen = proc
     return run
@@ -341,8 +354,10 @@ def start_isolated(
 class Running:
     """A child started by :func:`start_isolated`: open its gate, wait for its end, collect its result."""
 
-    def __init__(self, started: float, timeout_s: float, gate_w: int, network_isolated: bool, pid_isolated: bool):
-        self.started, self.timeout_s = started, timeout_s
+    def __init__(self, started: float, timeout_s: float, gate_w: int, network_isolated: bool, pid_isolated: bool,
+                 idle_timeout_s: float | None = None):
+        self.started, self.timeout_s, self.idle_timeout_s = started, timeout_s, idle_timeout_s
+        self.idle_s: float | None = None  # how long it had been idle when it was ended for that
         self._gate_w = gate_w
         self.gate_opened: float | None = None if gate_w >= 0 else started
         self.network_isolated, self.pid_isolated = network_isolated, pid_isolated
@@ -381,37 +396,59 @@ class Running:
         return self.started + self.timeout_s + held
 
     def wait(self) -> None:
-        """Blocks until the child has ended (killed, with its whole session, once over its limit).
-        Opens the gate first if it is still shut: nothing else would."""
+        """Blocks until the child has ended (killed, with its whole session, once over its limit,
+        or once idle for ``idle_timeout_s``: :mod:`kbench_lib.idle`). Opens the gate first if it is
+        still shut: nothing else would; so no time idle behind the gate is ever counted."""
         if self.ended is not None:
             return
         self.open_gate()
-        left = max(0.0, self._deadline() - time.monotonic())
+        ended = self._wait_within_limits()
+        self.timed_out = not ended
+        sid = self._session()
+        try:  # kill the whole session: the worker and anything it started (compilers, threads' children)
+            os.killpg(sid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self._popen is not None:
+            self._popen.wait()
+            self.returncode = self._popen.returncode
+        elif not ended:
+            with self._server.lock:
+                self.returncode = self._server.wait(self._rid, 60)
+        self.ended = time.monotonic()
+
+    def _session(self) -> int:
+        return self._popen.pid if self._popen is not None else self._pid
+
+    def _wait_within_limits(self) -> bool:
+        """True when the child ended by itself; False once over its time limit or idle limit."""
+        watch = IdleWatch(self._session(), time.monotonic()) if self.idle_timeout_s else None
+        while True:
+            left = max(0.0, self._deadline() - time.monotonic())
+            if self._wait_step(min(left, IDLE_POLL_S) if watch is not None else left):
+                return True
+            if time.monotonic() >= self._deadline():
+                return False
+            if watch is not None:
+                idle = watch.idle_s(time.monotonic())
+                if idle >= self.idle_timeout_s:
+                    self.idle_s = idle
+                    return False
+
+    def _wait_step(self, timeout: float) -> bool:
+        """Waits up to ``timeout`` for the child's end; True when it ended."""
         if self._popen is not None:
             try:
-                self._popen.wait(timeout=left)
+                self._popen.wait(timeout=timeout)
+                return True
             except subprocess.TimeoutExpired:
-                self.timed_out = True
-            finally:
-                # kill the whole session: the worker and anything it started (compilers, threads' children)
-                try:
-                    os.killpg(self._popen.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                self._popen.wait()
-            self.returncode = self._popen.returncode
-        else:
-            with self._server.lock:
-                code = self._server.wait(self._rid, left)
-                self.timed_out = code is None
-                try:  # kill the whole session: the worker and anything it started
-                    os.killpg(self._pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                if self.timed_out:
-                    code = self._server.wait(self._rid, 60)
-            self.returncode = code
-        self.ended = time.monotonic()
+                return False
+        with self._server.lock:  # other threads' workers' ends are kept by the server for their own waits
+            code = self._server.wait(self._rid, timeout)
+        if code is None:
+            return False
+        self.returncode = code
+        return True
 
     def result(self) -> ProcessResult:
         """Waits for the end (:meth:`wait`) and for the child's last output and messages."""
@@ -421,54 +458,15 @@ class Running:
                 t.join(timeout=5)
             self._result = ProcessResult(returncode=self.returncode, timed_out=self.timed_out, wall_s=self.ended - self.started,
                                          log=self.log.text(), messages=self.messages, network_isolated=self.network_isolated,
-                                         pid_isolated=self.pid_isolated)
+                                         pid_isolated=self.pid_isolated, idle_s=self.idle_s)
         return self._result
 
 
-_SERVERS: dict = {}
-_SERVERS_LOCK = threading.Lock()
-
-
-def _server(cuda: bool):
-    """This thread's warm fork server for ``cuda`` (started on first use), or None where one cannot
-    run (then workers start as fresh interpreters)."""
-    from .forkserver import ForkServer
-
-    key = (cuda, threading.get_ident())
-    with _SERVERS_LOCK:
-        server = _SERVERS.get(key)
-        if server is not None and server.alive():
-            return server
-        if sys.platform != "linux":
-            return None
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        # what the server imports may read these at import: the values every worker gets (build.build_env)
-        env = scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": _triton_cache()})
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-        if not cuda:
-            env["CUDA_VISIBLE_DEVICES"] = ""
-            env["TRITON_INTERPRET"] = "1"
-        try:
-            server = ForkServer(cuda, env)
-        except (OSError, RuntimeError):
-            _SERVERS[key] = None
-            return None
-        _SERVERS[key] = server
-        return server
-
-
-def _triton_cache() -> str:
-    from .build import cache_root
-
-    return str(cache_root() / "triton")
-
-
 def close_servers() -> None:
-    with _SERVERS_LOCK:
-        for server in _SERVERS.values():
-            if server is not None:
-                server.close()
-        _SERVERS.clear()
+    """Stops the warm fork servers of every thread (:mod:`kbench_lib.server_pool`)."""
+    from .server_pool import close_all
+
+    close_all()
 
 
 def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w) -> Running:

@@ -55,7 +55,8 @@ def _layout(tmp_path: Path, fixtures: Path) -> tuple[Path, Path]:
 
 def _command(problems: Path, cands: Path, runs: Path, run_timeout: float) -> list[str]:
     return [sys.executable, "-m", "kbench_lib.cli", "run", str(problems), "--model", f"folder:{cands}", "--run-id", "killed",
-            "--runs-root", str(runs), "--device", "cpu", "--no-timing", "--run-timeout", str(run_timeout), "--quiet"]
+            "--runs-root", str(runs), "--device", "cpu", "--no-timing", "--run-timeout", str(run_timeout),
+            "--idle-timeout", "0", "--quiet"]  # the hanging candidate must still be running when the judge is killed
 
 
 def test_a_killed_batch_loses_no_record_and_leaves_nothing_behind(fixtures, tmp_path):

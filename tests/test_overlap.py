@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import sandbox
+from kbench_lib import sandbox, server_pool
 from kbench_lib.judge import JudgeOptions
 from kbench_lib.overlap import OverlappingLane, Step
 from kbench_lib.problems import discover
@@ -60,7 +60,7 @@ def _batch(fixtures, tmp_path, overlap: bool, run_id: str):
 
 
 def _forkserver_pid_isolated() -> bool:
-    server = sandbox._server(False)
+    server = server_pool.server(False)
     from kbench_lib.forkserver import CLONE_NEWPID
 
     return server is not None and bool(server.isolation & CLONE_NEWPID)

@@ -7,7 +7,7 @@ import tempfile
 import pytest
 import torch
 
-from kbench_lib import sandbox, tensorfile
+from kbench_lib import sandbox, server_pool, tensorfile
 
 
 def test_tensor_file_round_trip(tmp_path):
@@ -103,7 +103,7 @@ def test_forked_worker_reports_its_exit_status_and_output(tmp_path):
     assert not res.timed_out and res.returncode == 1  # the worker's own harness error
     assert any(m.get("event") == "harness_error" for m in res.messages)
     assert "JSONDecodeError" in res.log
-    server = sandbox._server(False)
+    server = server_pool.server(False)
     assert server is not None and server.alive()
 
 

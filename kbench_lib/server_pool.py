@@ -1,0 +1,157 @@
+"""Which warm fork server (:mod:`kbench_lib.forkserver`) a judging thread forks its workers from.
+
+Each thread has its own server (its conversation with the server is its own; one thread per GPU
+judges at a time). Starting one costs the import of torch in a fresh interpreter, several seconds,
+so a server is never started twice where one can be had:
+
+- :func:`prestart` starts the calling thread's server in the background, so that its start
+  overlaps with what the thread does before its first worker (preparing a reference, measuring
+  the eager baseline);
+- a server whose thread has ended (a batch's judging thread, once the batch is done) goes to the
+  next thread that asks, if it was started with the same environment: the next batch of the same
+  process (a notebook judging several models, a benchmark's passes) starts none.
+
+A server never runs candidate code (each worker is a fresh fork of it), so handing one on shares
+nothing between candidates that sharing it within one batch does not. Every server process is
+started from one long-lived thread of the judge (:class:`_Spawner`): a server gets SIGKILL when the
+thread that started it ends (``sandbox.die_with_parent``), so one started by a batch's thread
+could not outlive that batch.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Entry:
+    env: dict
+    started: Future = field(default_factory=Future)  # its ForkServer, or None where one cannot run
+
+    def usable(self) -> bool:
+        """Starting, or started and alive, or known not to start here (not retried)."""
+        if not self.started.done():
+            return True
+        server = self.started.result()
+        return server is None or server.alive()
+
+
+_ENTRIES: dict[tuple[bool, int], _Entry] = {}  # (cuda, thread ident) -> that thread's server
+_LOCK = threading.Lock()
+
+
+class _Spawner:
+    """Runs ``subprocess.Popen`` on one thread that lives as long as the judge's process."""
+
+    def __init__(self):
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, *args, **kwargs) -> subprocess.Popen:
+        done: Future = Future()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="kbench-forkserver-spawner", daemon=True)
+                self._thread.start()
+        self._requests.put((done, args, kwargs))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            done, args, kwargs = self._requests.get()
+            try:
+                done.set_result(subprocess.Popen(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - raised in the thread that asked
+                done.set_exception(e)
+
+
+_SPAWNER = _Spawner()
+
+
+def server_env(cuda: bool) -> dict[str, str]:
+    """The server's environment: what the modules it imports may read at import, with the values
+    every worker gets (build.build_env)."""
+    from .build import cache_root
+    from .sandbox import scrubbed_env
+
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": str(cache_root() / "triton")})
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    if not cuda:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def enabled() -> bool:
+    return sys.platform == "linux" and os.environ.get("KBENCH_FORKSERVER", "1") != "0"
+
+
+def server(cuda: bool):
+    """This thread's warm fork server for ``cuda`` (started now if it has none and none can be
+    handed on), or None where one cannot run (then workers start as fresh interpreters)."""
+    if not enabled():
+        return None
+    entry, start = _claim(cuda)
+    if start:
+        _start(entry, cuda)
+    return entry.started.result()
+
+
+def prestart(cuda: bool) -> None:
+    """Starts this thread's server in the background if it has none and none can be handed on."""
+    if not enabled():
+        return
+    entry, start = _claim(cuda)
+    if start:
+        threading.Thread(target=_start, args=(entry, cuda), name="kbench-forkserver-start", daemon=True).start()
+
+
+def _claim(cuda: bool) -> tuple[_Entry, bool]:
+    """(this thread's entry, whether the caller must start its server)."""
+    key = (cuda, threading.get_ident())
+    env = server_env(cuda)
+    with _LOCK:
+        entry = _ENTRIES.get(key)
+        if entry is not None and entry.usable():
+            return entry, False
+        alive = {t.ident for t in threading.enumerate()}
+        for other, e in list(_ENTRIES.items()):  # a server whose thread has ended, started as this one would be
+            if other[0] == cuda and other[1] not in alive and e.env == env and e.usable():
+                del _ENTRIES[other]
+                _ENTRIES[key] = e
+                return e, False
+        entry = _ENTRIES[key] = _Entry(env)
+        return entry, True
+
+
+def _start(entry: _Entry, cuda: bool) -> None:
+    from .forkserver import ForkServer
+
+    try:
+        entry.started.set_result(ForkServer(cuda, entry.env, popen=_SPAWNER.popen))
+    except (OSError, RuntimeError):
+        entry.started.set_result(None)
+    except BaseException as e:  # noqa: BLE001 - whoever waits for it sees what went wrong
+        entry.started.set_exception(e)
+        raise
+
+
+def close_all() -> None:
+    """Stops every server (started ones; one still starting is stopped once it has started)."""
+    with _LOCK:
+        entries = list(_ENTRIES.values())
+        _ENTRIES.clear()
+    for e in entries:
+        e.started.add_done_callback(_close)
+
+
+def _close(started: Future) -> None:
+    if started.exception() is None and started.result() is not None:
+        started.result().close()
