@@ -147,6 +147,18 @@ def _fail(v: Verdict, failure: str, message: str, log: str | None = None) -> Ver
     return v
 
 
+def _syntax_error(source: str) -> str | None:
+    """The message the worker gives a candidate that does not parse, found without running it
+    (``compile`` parses and executes nothing; this interpreter is the worker's)."""
+    try:
+        compile(source, "candidate.py", "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError and TabError too
+        return f"syntax error in candidate: {e}"
+    except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting: the worker says what
+        return None
+    return None
+
+
 def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
     """The job the worker reads (and deletes before the candidate is imported): where the problem
     is, how to draw each case's inputs and build the reference state, and how to time. No input
@@ -390,6 +402,10 @@ class Judgement:
         v.sol_ms = prep.sol_ms
         v.notes.extend(prep.notes)
         v.variants_declared, v.variants_derived = list(prep.variants_declared), list(prep.variants_derived)
+        syntax = _syntax_error(candidate.source)
+        if syntax:  # its import could only raise it: no build, no worker
+            _fail(v, "load_error", syntax)
+            return
         device = prep.device
         self.wd.mkdir(parents=True, exist_ok=True)
         _write_job(self.wd, prep, candidate, opts)

@@ -492,3 +492,14 @@ print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_ta
     assert "dispatch:aten::mul.Tensor" in got["overload"], got
     assert "aten::mul.Tensor" in got["ops"]  # recorded, with its overload, from the checked draw (its fingerprints)
     assert "aten::randn" in got["ops"] and "aten::randn.generator" in got["ops"]  # every overload of the fixed list
+
+
+def test_a_candidate_that_does_not_parse_is_judged_without_a_build_or_a_process(scale_add_relu, fixtures, fast_cpu_opts):
+    from kbench_lib.candidates import Candidate
+
+    v = _judge(scale_add_relu, fixtures, "syntax_error.py", fast_cpu_opts)
+    assert v.failure == "load_error" and "syntax error in candidate" in v.message and not v.compiled
+    assert "run_start" not in v.stage_s and "write_job" not in v.stage_s
+    cpp = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text().replace("class ModelNew(", "class ModelNew((", 1)
+    v = judge(scale_add_relu, Candidate(source=cpp, backend="cpp"), fast_cpu_opts)
+    assert v.failure == "load_error" and "syntax error" in v.message and v.build_s is None and not v.compiled
