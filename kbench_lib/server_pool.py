@@ -9,7 +9,8 @@ so a server is never started twice where one can be had:
   the eager baseline);
 - a server whose thread has ended (a batch's judging thread, once the batch is done) goes to the
   next thread that asks, if it was started with the same environment: the next batch of the same
-  process (a notebook judging several models, a benchmark's passes) starts none.
+  process (a notebook judging several models, a benchmark's passes) starts none. A server is only
+  ever used with the environment it was started with (what its imports read at import).
 
 A server never runs candidate code (each worker is a fresh fork of it), so handing one on shares
 nothing between candidates that sharing it within one batch does not. Every server process is
@@ -30,18 +31,22 @@ from dataclasses import dataclass, field
 
 @dataclass
 class _Entry:
+    cuda: bool
     env: dict
+    owner: int | None  # the thread ident that uses it; None: free for any thread
     started: Future = field(default_factory=Future)  # its ForkServer, or None where one cannot run
 
     def usable(self) -> bool:
         """Starting, or started and alive, or known not to start here (not retried)."""
         if not self.started.done():
             return True
+        if self.started.exception() is not None:
+            return False
         server = self.started.result()
         return server is None or server.alive()
 
 
-_ENTRIES: dict[tuple[bool, int], _Entry] = {}  # (cuda, thread ident) -> that thread's server
+_ENTRIES: list[_Entry] = []
 _LOCK = threading.Lock()
 
 
@@ -114,20 +119,25 @@ def prestart(cuda: bool) -> None:
 
 
 def _claim(cuda: bool) -> tuple[_Entry, bool]:
-    """(this thread's entry, whether the caller must start its server)."""
-    key = (cuda, threading.get_ident())
-    env = server_env(cuda)
+    """(this thread's entry, whether the caller must start its server): its own if it was started
+    with the environment a server would get now; else one whose thread has ended (or that was let
+    go), started so; else a new one. Its own of another environment (a test's build cache) is let
+    go, for whoever asks with that environment again."""
+    me, env = threading.get_ident(), server_env(cuda)
     with _LOCK:
-        entry = _ENTRIES.get(key)
-        if entry is not None and entry.usable():
-            return entry, False
-        alive = {t.ident for t in threading.enumerate()}
-        for other, e in list(_ENTRIES.items()):  # a server whose thread has ended, started as this one would be
-            if other[0] == cuda and other[1] not in alive and e.env == env and e.usable():
-                del _ENTRIES[other]
-                _ENTRIES[key] = e
+        _ENTRIES[:] = [e for e in _ENTRIES if e.usable()]
+        mine = [e for e in _ENTRIES if e.cuda == cuda and e.owner == me]
+        for e in mine:
+            if e.env == env:
                 return e, False
-        entry = _ENTRIES[key] = _Entry(env)
+            e.owner = None
+        alive = {t.ident for t in threading.enumerate()}
+        for e in _ENTRIES:
+            if e.cuda == cuda and e.env == env and (e.owner is None or e.owner not in alive):
+                e.owner = me
+                return e, False
+        entry = _Entry(cuda, env, me)
+        _ENTRIES.append(entry)
         return entry, True
 
 
@@ -146,7 +156,7 @@ def _start(entry: _Entry, cuda: bool) -> None:
 def close_all() -> None:
     """Stops every server (started ones; one still starting is stopped once it has started)."""
     with _LOCK:
-        entries = list(_ENTRIES.values())
+        entries = list(_ENTRIES)
         _ENTRIES.clear()
     for e in entries:
         e.started.add_done_callback(_close)

@@ -20,7 +20,7 @@ def _in_thread(fn, *args):
 
 
 def _ours(env_tag: str) -> list:
-    return [e for e in server_pool._ENTRIES.values() if e.env.get("TZ") == env_tag]
+    return [e for e in server_pool._ENTRIES if e.env.get("TZ") == env_tag]
 
 
 def test_a_server_is_started_ahead_handed_on_and_replaced(monkeypatch):
@@ -68,3 +68,28 @@ def test_a_server_is_started_ahead_handed_on_and_replaced(monkeypatch):
         assert d is not None and d.alive() and d is not a and d is not c
     finally:
         d.close()
+
+
+def test_a_thread_whose_environment_changes_gets_a_server_started_with_it(monkeypatch):
+    """A server is used only with the environment it was started with (a test's own build cache
+    changes it); the one let go is taken again when that environment comes back."""
+    tags = [f"UTC0-pool-{os.getpid()}-{time.time_ns()}-{i}" for i in range(2)]
+
+    def switching():
+        got = []
+        for tag in (tags[0], tags[1], tags[0]):
+            os.environ["TZ"] = tag
+            got.append(server_pool.server(False))
+        return got
+
+    monkeypatch.setenv("TZ", tags[0])
+    t, out = _in_thread(switching)
+    t.join()
+    first, second, again = out["r"]
+    try:
+        assert first is not None and second is not None and first is not second
+        assert again is first and first.alive()
+        assert [e.env["TZ"] for e in _ours(tags[0]) + _ours(tags[1])] == tags
+    finally:
+        first.close()
+        second.close()
