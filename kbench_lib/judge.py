@@ -26,6 +26,7 @@ import torch
 from . import build, guards, profiling, sandbox, server_pool, tensorfile
 from .candidates import Candidate
 from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
+from .idle import IDLE_CPU_S
 from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
@@ -232,8 +233,8 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
         where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
         where += f" of {stage.get('config')}" if stage.get("stage") == "variant_timing" else ""
     if res.timed_out and res.idle_s is not None:
-        return _fail(v, "timeout", f"candidate sat idle {where}: its processes used no CPU time for {res.idle_s:.1f} s "
-                                   f"(sleeping or blocked), past the idle limit", res.log)
+        return _fail(v, "timeout", f"candidate sat idle {where}: its processes used under {IDLE_CPU_S:g} s of CPU time in "
+                                   f"{res.idle_s:.1f} s (sleeping or blocked), past the idle limit", res.log)
     if res.timed_out:
         return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
