@@ -402,13 +402,15 @@ class Running:
         if self.ended is not None:
             return
         self.open_gate()
-        ended = self._wait_within_limits()
-        self.timed_out = not ended
-        sid = self._session()
-        try:  # kill the whole session: the worker and anything it started (compilers, threads' children)
-            os.killpg(sid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        ended = False
+        try:
+            ended = self._wait_within_limits()
+            self.timed_out = not ended
+        finally:  # interrupted too: never left running
+            try:  # kill the whole session: the worker and anything it started (compilers, threads' children)
+                os.killpg(self._session(), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self._popen is not None:
             self._popen.wait()
             self.returncode = self._popen.returncode
