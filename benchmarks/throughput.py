@@ -137,22 +137,25 @@ def _q(values: list[float], p: float) -> float | None:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
-def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False) -> dict:
+def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False,
+            idle_s: float = JudgeOptions.idle_timeout_s) -> dict:
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
-                        idle_timeout_s=args.idle_timeout, build_timeout_s=args.build_timeout)
+                        idle_timeout_s=idle_s, build_timeout_s=args.build_timeout)
+    run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
     rows = []
     started = time.monotonic()
     with Peaks() as peaks:
         shm_base = peaks.shm
         for m in models:
-            _, got = runner.run_batch(problems, m, run_id=f"tp-{gpus}-{guards}-{overlap}", runs_root=root, opts=opts, progress=not args.quiet,
+            _, got = runner.run_batch(problems, m, run_id=run_id, runs_root=root, opts=opts, progress=not args.quiet,
                                       prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
             rows += got
     wall = time.monotonic() - started
-    df = read_records(root, f"tp-{gpus}-{guards}-{overlap}")
+    df = read_records(root, run_id)
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
-        save_records(df, Path(args.records_dir) / f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-overlap_{'on' if overlap else 'off'}.parquet")
+        save_records(df, Path(args.records_dir) / (f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-"
+                                                   f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
     per = [float(x) for x in df["judge_s"].dropna()]
     stages: dict[str, list[float]] = {}
     for st in df["judge_stages"]:
@@ -168,7 +171,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         "host_rss_peak_mb": round(peaks.rss / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
         "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
-        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": args.idle_timeout, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
+        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
         "date": dt.date.today().isoformat(),
     }
 
@@ -184,8 +187,9 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
-    ap.add_argument("--idle-timeout", type=float, default=JudgeOptions.idle_timeout_s,
-                    help="end a candidate idle (no CPU time) this long (the sleeping hang ends here; 0: off, as before 2026-11-27)")
+    ap.add_argument("--idle-timeout", nargs="+", type=float, default=[JudgeOptions.idle_timeout_s],
+                    help="a pass for each: end a candidate idle (no CPU time) this long (the sleeping hang ends there; "
+                         "0: off, as before 2026-11-27)")
     ap.add_argument("--build-jobs", type=int, default=8)
     ap.add_argument("--build-timeout", type=float, default=300.0,
                     help="build limit per candidate (a cold CUDA build takes 45-90 s; the run limit would fail it as a compile_error)")
@@ -222,15 +226,15 @@ def main() -> None:
     path = dest / f"throughput-{dt.date.today().isoformat()}.json"
     old = json.loads(path.read_text()) if path.exists() else []
     for gpus in a.gpus:
-        for g, ov in [(g, ov) for g in a.guards for ov in a.overlap]:
-            r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on")
+        for g, ov, idle in [(g, ov, idle) for g in a.guards for ov in a.overlap for idle in a.idle_timeout]:
+            r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on", idle)
             r["git_sha"] = a.git_sha
             out.append(r)
             print(json.dumps(r), flush=True)
             path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
-    print(f"{'gpus':>4} {'guards':>6} {'overlap':>7} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
+    print(f"{'gpus':>4} {'guards':>6} {'overlap':>7} {'idle s':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
     for r in out:
-        print(f"{r['gpus']:>4} {str(r['guards']):>6} {str(r['overlap']):>7} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
+        print(f"{r['gpus']:>4} {str(r['guards']):>6} {str(r['overlap']):>7} {r['idle_timeout_s']:>6g} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
               f"{r['candidates_per_gpu_hour']:>10} {r['median_s_per_candidate'] or 0:>8.2f} {r['p90_s_per_candidate'] or 0:>6.2f} "
               f"{r['host_rss_peak_mb']:>7} {r['dev_shm_peak_mb']:>6}")
     print("written:", path)
