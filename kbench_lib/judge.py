@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from . import build, guards, profiling, sandbox, server_pool, tensorfile
+from .build_claim import BuildClaim
 from .candidates import Candidate
 from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
 from .idle import IDLE_CPU_S
@@ -387,6 +388,7 @@ class Judgement:
         self._own_dir = workdir is None
         self.wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if self._own_dir else Path(workdir)
         self._allocating = self._out = None
+        self._claim: BuildClaim | None = None
         self._finished: Verdict | None = None
         try:
             self._start(gated)
@@ -423,7 +425,10 @@ class Judgement:
                 return
         v.compiled = True
         lap("build")
-        # run: correctness on every case, then timing, in one fresh isolated process
+        # run: correctness on every case, then timing, in one fresh isolated process; a compiled
+        # candidate's import takes torch's build lock for a moment: held under a claim (build_claim.py)
+        if build.needs_build(candidate):
+            self._claim = BuildClaim(build.build_dir(candidate, device))
         self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
                                           timeout_s=run_limit_s(prep, opts), env_extra=build.build_env(candidate, device),
                                           isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
@@ -443,12 +448,18 @@ class Judgement:
         may run beside it."""
         if self.run is None or self.run.ended is None or not self._own_dir:
             return self.run is None
+        self._release_claim()
         if self._allocating is not None:
             self._allocating.stop()
         if self._out is not None:
             self._out.detach()
         shutil.rmtree(self.wd, ignore_errors=True)
         return not self.wd.exists()
+
+    def _release_claim(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     def open_gate(self) -> None:
         if self.run is not None:
@@ -474,6 +485,7 @@ class Judgement:
     def _check(self) -> None:
         prep, candidate, opts, v, lap, out = self.prep, self.candidate, self.opts, self.v, self.lap, self._out
         res = self.run.result()
+        self._release_claim()  # its processes are gone: none of them holds torch's build lock now
         _stage_times(v, lap.mark, res, self.run.ended)
         lap.mark = time.monotonic()
         v.network_isolated = res.network_isolated
@@ -504,6 +516,7 @@ class Judgement:
             if self.run is not None and self.run.ended is None:  # finishing failed before the wait: never leave it running
                 self.run.wait()
         finally:
+            self._release_claim()
             if self._allocating is not None:
                 self._allocating.stop()
             if self._out is not None:
@@ -1060,11 +1073,12 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
-        res = sandbox.run_isolated(
-            ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
-            env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
-            writable=build.writable_dirs(candidate, device),
-        )
+        with BuildClaim(build.build_dir(candidate, device)):  # a lock file a killed build left is cleared first
+            res = sandbox.run_isolated(
+                ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
+                env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
+                cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device),
+            )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
         fail = _last(res.messages, "failure")
         if res.timed_out:

@@ -1,0 +1,78 @@
+"""Who may hold torch's build lock in a candidate's build folder, and clearing the lock a dead
+process left.
+
+``load_inline`` takes a lock file (``<build folder>/<extension>/lock``, torch's ``FileBaton``) while
+it builds, and also while a worker's import checks that the build is current. A process killed
+while holding it (a build at its time limit, a batch interrupted by the user, a worker ended at its
+limit) leaves the file behind, and every later ``load_inline`` of that source sleeps until the file
+goes: the next build of an honest candidate ran into its whole limit and was recorded as a
+``compile_error`` (seen on the CPU: the 8 s build limit, then a 120 s build that waited 120 s).
+
+So the judge holds a claim on the folder (``flock`` on ``.kbench-claim``, shared) for as long as a
+process of its may take that lock: a build, or a worker of a compiled candidate. Before starting
+one, it tries the claim exclusively: if that succeeds no process of any judge is using the folder,
+and a lock file there can only be a dead process's, so it is removed. An ``flock`` is released by
+the kernel when its holder dies, so a killed judge never leaves a claim behind.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+CLAIM_FILE = ".kbench-claim"
+TORCH_LOCK = "lock"  # torch.utils.cpp_extension's FileBaton in each extension's build folder
+
+
+class BuildClaim:
+    """A shared claim on ``folder``, taken at construction; :meth:`release` (or the judge's death)
+    gives it up. ``cleared``: the stale torch lock files removed when it was taken."""
+
+    def __init__(self, folder: Path):
+        self._fd: int | None = None
+        self.cleared: list[str] = []
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # another process of a judge uses the folder: its lock files may be live
+            else:
+                self.cleared = _remove_torch_locks(folder)
+            fcntl.flock(self._fd, fcntl.LOCK_SH)  # from exclusive, or waiting out another's brief exclusive hold
+        except OSError:  # a file system without flock, a folder not ours: no claim, nothing cleared
+            self.release()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "BuildClaim":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _remove_torch_locks(folder: Path) -> list[str]:
+    """The torch lock files in ``folder``'s extension folders (real folders only: a candidate may
+    write links into its build folder), removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        lock = os.path.join(entry.path, TORCH_LOCK)
+        try:
+            os.unlink(lock)  # a link named so is removed itself, never what it points to
+            removed.append(lock)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue
+    return removed

@@ -1,0 +1,71 @@
+"""Torch's build lock left by a killed process (kbench_lib.build_claim): cleared before the next
+build or worker of the same source when no other process uses the folder, left alone while one
+does; an honest candidate whose first build was killed builds and passes the next time."""
+import os
+import threading
+
+from kbench_lib import build
+from kbench_lib.build_claim import BuildClaim
+from kbench_lib.candidates import Candidate
+from kbench_lib.judge import JudgeOptions, build_candidate, judge
+
+
+def _stale_lock(folder, ext="kb_ext"):
+    (folder / ext).mkdir(parents=True, exist_ok=True)
+    lock = folder / ext / "lock"
+    lock.write_text("")
+    return lock
+
+
+def test_a_claim_clears_a_dead_processs_lock_and_no_live_ones(tmp_path):
+    lock = _stale_lock(tmp_path)
+    with BuildClaim(tmp_path) as held:  # nobody else: the lock can only be a dead process's
+        assert not lock.exists() and held.cleared == [str(lock)]
+        lock.write_text("")  # this claim's own process takes torch's lock now
+        other = BuildClaim(tmp_path)  # a second judge's process while the first is live
+        assert lock.exists() and other.cleared == []
+        other.release()
+    with BuildClaim(tmp_path):
+        assert not lock.exists()
+
+
+def test_a_claim_removes_links_and_never_what_they_point_to(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lock").write_text("keep")
+    folder = tmp_path / "build"
+    folder.mkdir()
+    os.symlink(outside, folder / "linked_ext")  # a candidate may write links into its build folder
+    (folder / "ext").mkdir()
+    os.symlink(outside / "lock", folder / "ext" / "lock")
+    with BuildClaim(folder) as held:
+        assert held.cleared == [str(folder / "ext" / "lock")]
+    assert (outside / "lock").read_text() == "keep" and not os.path.lexists(folder / "ext" / "lock")
+
+
+def test_shared_claims_never_wait_for_each_other(tmp_path):
+    first = BuildClaim(tmp_path)
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (BuildClaim(tmp_path).release(), done.set()))
+    t.start()
+    t.join(30)
+    assert done.is_set()
+    first.release()
+
+
+def test_an_honest_candidate_whose_build_was_killed_builds_and_passes_the_next_time(scale_add_relu, fixtures, fast_cpu_opts,
+                                                                                    tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    src = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text()
+    c = Candidate(source=src + "\n# killed-build probe\n", backend="cpp")
+    cut = build_candidate(c, "cpu", JudgeOptions(device="cpu", build_timeout_s=4))
+    assert cut.failure == "compile_error" and "4 s limit" in cut.message
+    assert list(build.build_dir(c, "cpu").glob("*/lock"))  # what the killed build left: torch's lock
+    again = build_candidate(c, "cpu", JudgeOptions(device="cpu", build_timeout_s=240))
+    assert again.failure is None, again.message
+    for ext in build.build_dir(c, "cpu").iterdir():  # a worker killed during its import would leave one too
+        if ext.is_dir():
+            _stale_lock(build.build_dir(c, "cpu"), ext.name)
+    fast_cpu_opts.idle_timeout_s = 5
+    v = judge(scale_add_relu, c, fast_cpu_opts)
+    assert v.correct and v.failure is None, v.message
