@@ -71,8 +71,6 @@ def _remove_torch_locks(folder: Path) -> list[str]:
         try:
             os.unlink(lock)  # a link named so is removed itself, never what it points to
             removed.append(lock)
-        except FileNotFoundError:
-            continue
-        except OSError:
+        except OSError:  # none there (the usual case), or a folder by that name
             continue
     return removed

@@ -157,7 +157,7 @@ def _syntax_error(source: str) -> str | None:
     except SyntaxError as e:  # IndentationError and TabError too
         return f"syntax error in candidate: {e}"
     except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting: the worker says what
-        return None
+        pass
     return None
 
 

@@ -317,10 +317,8 @@ def start_isolated(
 
         server = warm_server(cuda)
     if server is not None:  # it closes every descriptor given to it, whatever happens
-        run = _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
-                            gate_r, gate_w)
-        run.idle_timeout_s = idle_timeout_s
-        return run
+        return _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
+                             gate_r, gate_w, idle_timeout_s)
     try:
         prefix = isolation_prefix(cuda) if isolate_network else ()
         cmd = wrap(prefix, [sys.executable, *args])
@@ -471,7 +469,8 @@ def close_servers() -> None:
     close_all()
 
 
-def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w) -> Running:
+def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w,
+                  idle_timeout_s) -> Running:
     """start_isolated through the fork server: same limits, same result."""
     from .forkserver import CLONE_NEWNET, CLONE_NEWPID
 
@@ -491,7 +490,8 @@ def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_b
         for fd in fds:
             os.close(fd)
     isolation = server.isolation if isolate else 0
-    run = Running(started, timeout_s, gate_w, network_isolated=bool(isolation & CLONE_NEWNET), pid_isolated=bool(isolation & CLONE_NEWPID))
+    run = Running(started, timeout_s, gate_w, network_isolated=bool(isolation & CLONE_NEWNET), pid_isolated=bool(isolation & CLONE_NEWPID),
+                  idle_timeout_s=idle_timeout_s)
     run._server, run._rid, run._pid = server, rid, pid
     run._start_readers(os.fdopen(log_r, "rb"), read_fd)
     return run
