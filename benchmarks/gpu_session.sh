@@ -38,7 +38,7 @@ gpu_list() {  # "1" or "1 N" for a machine with N > 1 GPUs
 
 case "${1:-}" in
   tests)
-    KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" bounded gpu_tests python3 -m pytest tests -q -m gpu -p no:cacheprovider -rfEs
+    KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" bounded gpu_tests python3 -m pytest tests -q -m gpu -p no:cacheprovider -rfEs --durations=40
     ;;
   throughput)
     # shellcheck disable=SC2046
