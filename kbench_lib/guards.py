@@ -171,6 +171,27 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
     return flags
 
 
+UNTIMED_RATIO = 4.0  # device busy this many times the timed median (plus the margin) is work the clock missed
+UNTIMED_MARGIN_MS = 0.02
+
+
+def _untimed_device_work(verdict) -> str | None:
+    """The second check of THREATS #11, independent of host wake-ups: the device-busy clock's
+    profiled calls end in a device-wide sync, so every kernel a call launched, on any stream, is
+    counted there (overlaps once); the timed clock sees only what the current stream waited for.
+    Honest candidates stay at or under their timed median (the highest ratio of the summed clock,
+    which counts overlaps twice, over 1,749 recorded CUDA verdicts and baselines was 2.5, cuDNN's
+    multi-layer GRU); a call that leaves its kernel on an unjoined stream is timed at its launch,
+    tens of times less. On the H100 (2026-11-27) the gap check missed such a cheat (g11b: timed
+    0.0019 ms, its kernel about 0.07 ms), caught then only by the memoisation and roofline checks."""
+    stats = getattr(verdict, "runtime_stats", None) or {}
+    busy, timed = stats.get("device_union_ms"), verdict.runtime_ms
+    if not (busy and timed) or busy <= UNTIMED_RATIO * timed + UNTIMED_MARGIN_MS:
+        return None
+    return (f"side_stream_unjoined: the device was busy {busy:.4g} ms per profiled call on all its streams, "
+            f"{busy / timed:.1f}x the timed {timed:.4g} ms: work ran outside the timed window")
+
+
 def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
     """Checks on a finished, correct verdict."""
     policy = policy or Policy()
@@ -182,6 +203,9 @@ def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
         flags.append(
             f"faster_than_light: {verdict.runtime_ms:.4g} ms is below the roofline bound {verdict.sol_ms:.4g} ms for this problem"
         )
+    untimed = _untimed_device_work(verdict)
+    if untimed and policy.on("side_stream_unjoined") and not any(str(f).startswith("side_stream_unjoined") for f in getattr(verdict, "flags", [])):
+        flags.append(untimed)
     if policy.speed_of_light and policy.on("faster_than_light"):  # --time-variants: each variant against its own bound
         for name, t in (verdict.variant_timings or {}).items():
             ms, sol = t.get("runtime_ms"), t.get("sol_ms")

@@ -900,7 +900,7 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
     return True
 
 
-_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "head_start_us")
+_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "device_union_ms", "head_start_us")
 _STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls", "late_issues")
 
 

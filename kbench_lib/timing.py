@@ -169,6 +169,7 @@ class Timing:
     first_round_ms: float | None = None  # median of the first call on each input set
     device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
     device_calls: int = 0  # profiled calls behind device_ms
+    device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)
     remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
     head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
     late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
@@ -367,9 +368,33 @@ def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float,
     return busy
 
 
-def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[float | None, int]:
+def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
+    """Per host window (start, end), the time covered by the device ``spans`` (start, duration) that
+    start inside it, overlapping spans counted once: how long some stream was busy. Unlike the sum
+    (``busy_per_window``), kernels running side by side on several streams, or overlapping through
+    programmatic dependent launch, add no more than the time they share."""
+    windows = sorted(windows)
+    starts = [w[0] for w in windows]
+    owned: list[list[tuple[float, float]]] = [[] for _ in windows]
+    for start, duration in spans:
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0 and start <= windows[i][1]:
+            owned[i].append((start, start + duration))
+    out = []
+    for intervals in owned:
+        total, reach = 0.0, float("-inf")
+        for a, b in sorted(intervals):
+            if b > reach:
+                total += b - max(a, reach)
+                reach = b
+        out.append(total)
+    return out
+
+
+def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[float | None, int, float | None]:
     """Device-busy clock: (median over ``calls`` profiled calls of the summed duration of every
-    device activity the call launched, on any stream; number of calls behind it).
+    device activity the call launched, on any stream; number of calls behind it; median over the
+    same calls of the time some stream was busy, overlaps counted once).
 
     Each call runs inside its own profiler range after the L2 flush and a device-wide sync, and the
     range closes after another sync, so everything that starts inside a range is that call's work.
@@ -392,8 +417,8 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
              if e.device_type == _DeviceType.CUDA and not _annotation(e)]
     busy = busy_per_window(windows, spans)
     if not busy:
-        return None, 0
-    return statistics.median(busy) / 1e3, len(busy)
+        return None, 0, None
+    return statistics.median(busy) / 1e3, len(busy), statistics.median(union_per_window(windows, spans)) / 1e3
 
 
 def unjoined_suspected(unjoined: int, calls: int) -> bool:
@@ -571,7 +596,7 @@ def time_cuda(
     if device_calls is None:
         device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
     if device_clock and device_calls > 0:
-        result.device_ms, result.device_calls = device_busy_ms(fn, input_sets, device_calls, flusher)
+        result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, flusher)
     result.head_start_us = spins["every"].us if spins["every"] is not None else 0.0
     result.late_issues = late[0]
     result.warmup_calls = warmup_calls

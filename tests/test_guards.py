@@ -46,3 +46,23 @@ def test_a_variant_timed_below_its_own_roofline_bound_is_flagged():
     flags = runtime_flags(v, None)
     assert len(flags) == 1 and flags[0].startswith("faster_than_light") and "variant v1" in flags[0]
     assert runtime_flags(SimpleNamespace(runtime_ms=2.0, sol_ms=1.0, variant_timings={}), None) == []
+
+
+def test_device_busy_far_beyond_the_timed_clock_is_unjoined_work():
+    """THREATS #11's second check: the device-busy clock (every stream, overlaps once) against the
+    timed median; an honest candidate stays near its time, an unjoined side stream is timed at launch."""
+    from types import SimpleNamespace
+
+    from kbench_lib.guards import Policy, runtime_flags
+
+    def v(timed, busy, flags=()):
+        return SimpleNamespace(runtime_ms=timed, sol_ms=None, variant_timings={}, flags=list(flags),
+                               runtime_stats={"median_ms": timed, "device_union_ms": busy})
+
+    (flag,) = runtime_flags(v(0.0019, 0.07), None)
+    assert flag.startswith("side_stream_unjoined") and "0.07 ms" in flag and "36.8x" in flag
+    assert runtime_flags(v(0.2, 0.5), None) == []  # 2.5x: concurrent honest work, under the ratio
+    assert runtime_flags(v(0.001, 0.015), None) == []  # a few microseconds: under the margin
+    assert runtime_flags(v(0.2, None), None) == []  # no device clock (CPU, or the clock off)
+    assert runtime_flags(v(0.0019, 0.07, ["side_stream_unjoined: 100 of 100 timed calls"]), None) == []  # said once
+    assert runtime_flags(v(0.0019, 0.07), None, Policy(disabled={"side_stream_unjoined"})) == []

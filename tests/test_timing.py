@@ -111,6 +111,12 @@ def test_device_spans_are_assigned_to_the_call_they_started_in():
     spans = [(10.0, 5.0), (20.0, 7.0), (60.0, 100.0), (150.0, 30.0), (199.0, 500.0), (350.0, 1.0), (450.0, 9.0)]
     # the flush at 60 (between calls) and the span at 450 (after the last call) count for nobody
     assert timing.busy_per_window(windows, spans) == [12.0, 530.0, 1.0]
+    # busy time counts overlapping spans once: 10-15 and 20-27 apart; 150-180 inside 199-699 no, beside it
+    assert timing.union_per_window(windows, spans) == [12.0, 530.0, 1.0]
+    side_by_side = [(0.0, 10.0), (2.0, 10.0), (5.0, 1.0), (30.0, 4.0)]  # two streams overlapping 2-10, one inside
+    assert timing.union_per_window([(0.0, 50.0)], side_by_side) == [16.0]
+    assert timing.busy_per_window([(0.0, 50.0)], side_by_side) == [25.0]
+    assert timing.union_per_window([(0.0, 1.0)], []) == [0.0]
 
 
 def test_tampering_is_detected(monkeypatch):
@@ -142,6 +148,10 @@ def test_time_cuda_flags_unjoined_side_stream_work():
     assert s.recheck_calls >= 20 and s.unjoined_recheck > 0.9 * s.recheck_calls  # the re-check sees it too
     assert timing.unjoined_confirmed(s)
     assert s.median_ms > 0.5 * h.median_ms  # the side-stream work is still counted
+    # the device-busy clock sees the side-stream matmul in both (every stream, overlaps once) and stays
+    # near the honest call's timed median
+    assert h.device_union_ms is not None and 0.5 * h.median_ms < h.device_union_ms <= 1.2 * h.median_ms
+    assert s.device_union_ms is not None and s.device_union_ms > 0.5 * h.median_ms
 
 
 def test_unjoined_work_is_flagged_only_when_the_recheck_agrees():

@@ -12,6 +12,9 @@ MISMATCH = ("failure:output_mismatch", "failure:nonfinite")
 BRIEF_KEYS = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "sol_ms", "max_abs_err",
               "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked", "judge_s", "stage_s")
 
+TIMING_KEYS = ("n_trials", "unjoined_trials", "unjoined_recheck", "recheck_calls", "first_round_ms", "device_ms", "device_union_ms",
+               "head_start_us", "late_issues", "remeasured")
+
 
 @dataclass(frozen=True)
 class Cheat:
@@ -31,6 +34,9 @@ def brief(v) -> dict:
     out = {k: getattr(v, k, None) for k in BRIEF_KEYS}
     if isinstance(out["message"], str):
         out["message"] = out["message"][-600:]
+    stats = getattr(v, "runtime_stats", None) or {}
+    # the timing's own evidence (stream checks, head start, device clock), for reading a verdict afterwards
+    out["timing"] = {k: stats.get(k) for k in TIMING_KEYS if stats.get(k) is not None}
     return out
 
 
