@@ -1,9 +1,14 @@
 """Samples on their way to the judges of a batch: one lane per device, filled as samples arrive.
 
-A problem's samples all go to one lane (the one with the least work when its first sample came),
-so that its reference is prepared once on one device; the lane is the problem's until its last
-sample has been handed out. At most ``limit`` samples wait or are being judged at once: past
-that, :meth:`JudgeLanes.put` waits, and the model feeding the batch waits with it.
+A problem's samples go to one lane (the one with the least work when its first sample came), so
+that its reference is prepared once on one device, until that lane holds ``split_after`` samples
+more than the least loaded one: the next goes there, and that lane becomes the problem's. Many
+samples of few problems (KernelBench's 100 samples per problem, a search's proposals) thus keep
+every GPU busy, at the cost of preparing such a problem once more on each lane it reaches (its own
+seeds and eager baseline there, as any problem on another GPU has). A lane learns from
+:meth:`JudgeLanes.ended_here` when it may let a problem's reference go. At most ``limit`` samples
+wait or are being judged at once: past that, :meth:`JudgeLanes.put` waits, and the model feeding
+the batch waits with it.
 :meth:`JudgeLanes.close` lets every lane finish what it holds; :meth:`JudgeLanes.abort` drops it.
 """
 from __future__ import annotations
@@ -18,13 +23,19 @@ class LanesAborted(RuntimeError):
     """The batch was stopped (a judging thread failed, or the caller was interrupted)."""
 
 
+SPLIT_AFTER = 4  # a problem's lane this many samples ahead of the least loaded one: its next sample goes there
+
+
 class JudgeLanes:
-    def __init__(self, lanes: int, limit: int = 64):
+    def __init__(self, lanes: int, limit: int = 64, split_after: int | None = None):
         self.limit = max(1, limit)
+        self.split_after = max(1, SPLIT_AFTER if split_after is None else split_after)
         self._cond = threading.Condition()
         self._lanes: list[deque[Arrival]] = [deque() for _ in range(lanes)]
         self._load = [0] * lanes  # samples given to each lane and not yet judged
         self._owner: dict[str, int] = {}  # problem key -> its lane, until its last sample is given out
+        self._reached: dict[str, set[int]] = {}  # problem key -> lanes given its samples and not yet told it ended
+        self._ended: set[str] = set()  # problems whose last sample has been given out
         self._closed = False
         self._aborted: BaseException | None = None
 
@@ -45,11 +56,14 @@ class JudgeLanes:
                 raise LanesAborted("the batch stopped") from self._aborted
             key = arrival.problem.key
             lane = self._owner.get(key)
-            if lane is None:
-                lane = min(range(len(self._lanes)), key=self._load.__getitem__)
-                self._owner[key] = lane
+            least = min(range(len(self._lanes)), key=self._load.__getitem__)
+            if lane is None or self._load[lane] - self._load[least] >= self.split_after:
+                lane = self._owner[key] = least
+            self._ended.discard(key)  # samples of a problem that had ended: it runs again
+            self._reached.setdefault(key, set()).add(lane)
             if arrival.last:
                 del self._owner[key]
+                self._ended.add(key)
             self._lanes[lane].append(arrival)
             self._load[lane] += 1
             self._cond.notify_all()
@@ -64,6 +78,24 @@ class JudgeLanes:
             if self._aborted is not None or not self._lanes[lane]:
                 return None
             return self._lanes[lane].popleft()
+
+    def ended_here(self, lane: int) -> list[str]:
+        """Problems whose last sample has been given out and of which ``lane`` holds none waiting:
+        once it has judged those it began, it may let their references go (and then
+        :meth:`forget` them)."""
+        with self._cond:
+            waiting = {a.problem.key for a in self._lanes[lane]}
+            return [k for k in self._ended if lane in self._reached.get(k, ()) and k not in waiting]
+
+    def forget(self, lane: int, key: str) -> None:
+        """``lane`` has let ``key``'s reference go."""
+        with self._cond:
+            lanes = self._reached.get(key)
+            if lanes is not None:
+                lanes.discard(lane)
+                if not lanes:
+                    del self._reached[key]
+                    self._ended.discard(key)
 
     def done(self, lane: int) -> None:
         """A sample ``lane`` took has been judged and recorded."""

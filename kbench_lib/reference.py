@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .problems import Config, Problem, instantiate
+from .seeding import SEEDED
 from .compare import fingerprint
 from .tensors import cast_floating, dtype_of, require_grad, to_device
 
@@ -43,11 +44,12 @@ def _seeded_inputs(ns: dict, input_seed: int, device: str) -> list:
     """``get_inputs()`` under ``input_seed``, with tensor factories creating on ``device``: on a GPU
     the inputs are drawn there (milliseconds, where drawing gigabytes on the CPU took seconds).
     The judge and the candidate's worker call this alike and compare fingerprints of the result."""
-    torch.manual_seed(input_seed)
-    if device == "cpu":
-        return list(ns["get_inputs"]())
-    with torch.device(device):
-        return to_device(list(ns["get_inputs"]()), device)
+    with SEEDED:
+        torch.manual_seed(input_seed)
+        if device == "cpu":
+            return list(ns["get_inputs"]())
+        with torch.device(device):
+            return to_device(list(ns["get_inputs"]()), device)
 
 
 def draw_inputs(ns: dict, input_seed: int, precision: str, device: str) -> list:
@@ -68,10 +70,11 @@ def build_reference(problem: Problem, config: Config, init_seed: int, input_seed
 
 def _seeded_model(ns: dict, init_seed: int, precision: str):
     """(model on the CPU in the run's precision, init_inputs), both made after ``init_seed``."""
-    torch.manual_seed(init_seed)
-    init_inputs = list(ns["get_init_inputs"]())
-    torch.manual_seed(init_seed)
-    model = ns["Model"](*init_inputs)
+    with SEEDED:
+        torch.manual_seed(init_seed)
+        init_inputs = list(ns["get_init_inputs"]())
+        torch.manual_seed(init_seed)
+        model = ns["Model"](*init_inputs)
     dtype = dtype_of(precision)
     return (model.to(dtype=dtype) if dtype != torch.float32 else model), init_inputs
 

@@ -14,6 +14,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .problems import Problem, discover_with_errors, instantiate
+from .seeding import SEEDED
 from .tensors import require_grad
 
 
@@ -73,11 +74,12 @@ def spec_for(device_name: str) -> DeviceSpec | None:
 
 def _build(problem: Problem, overrides: dict | None, device: str = "meta"):
     ns = instantiate(problem, overrides)
-    torch.manual_seed(0)
-    init_inputs = list(ns["get_init_inputs"]())
-    with torch.device(device):
-        model = ns["Model"](*init_inputs)
-        inputs = list(ns["get_inputs"]())
+    with SEEDED:  # seeds the global generators: never beside another thread's seeded draw
+        torch.manual_seed(0)
+        init_inputs = list(ns["get_init_inputs"]())
+        with torch.device(device):
+            model = ns["Model"](*init_inputs)
+            inputs = list(ns["get_inputs"]())
     inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
     return model, inputs, ns
 

@@ -339,13 +339,24 @@ class _Batch:
             torch.cuda.set_device(torch.device(device))
         server_pool.prestart(device.startswith("cuda"))  # its workers' fork server starts while the first reference is made
         prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
-        busy: Counter = Counter()  # problems with a sample begun and not yet recorded
+        busy: Counter = Counter()  # problems with a sample taken and not yet recorded
+
+        def let_go() -> None:
+            """References of problems this lane has judged its last sample of (possibly one of
+            several lanes a problem was spread over)."""
+            for key in self.lanes.ended_here(lane):
+                if busy[key] <= 0:
+                    prepared.release(key)
+                    self.lanes.forget(lane, key)
 
         def take(wait: bool):
-            return self.lanes.get(lane, wait)
+            let_go()
+            a = self.lanes.get(lane, wait)
+            if a is not None:  # busy from here: a sample taken, even if begun later, keeps its reference
+                busy[a.problem.key] += 1
+            return a
 
         def begin(a, gated: bool) -> Step:
-            busy[a.problem.key] += 1
             return self.begin(a, device, prepared, gated, busy)
 
         def record(step: Step, v: Verdict) -> None:
@@ -355,14 +366,10 @@ class _Batch:
             finally:
                 busy[a.problem.key] -= 1
                 self.lanes.done(lane)
-            if a.last:
-                prepared.release(a.problem.key)
+            let_go()
 
-        def set_aside(step: Step) -> None:
-            busy[step.arrival.problem.key] -= 1
-
-        run = OverlappingLane(take, self.ready, begin, lambda step, beside: self.finish(step, device, beside), record, set_aside,
-                              overlap=self.overlap)
+        run = OverlappingLane(take, self.ready, begin, lambda step, beside: self.finish(step, device, beside), record,
+                              overlap=self.overlap)  # a step set aside stays busy: it is begun again
         try:
             run.run()
         except BaseException as e:  # noqa: BLE001 - recording failed: stop the batch, raise it in the caller

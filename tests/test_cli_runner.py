@@ -84,3 +84,47 @@ def test_candidates_a_device_cannot_run_are_listed_as_skipped():
     cpu = unrunnable(None, "reference", "cpu")
     assert cpu and {b for _, b in cpu} == {"cuda"}  # the CUDA solutions, on a machine without a GPU
     assert unrunnable(None, "reference", "cuda") == []
+
+
+def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixtures, tmp_path, monkeypatch):
+    """Six samples of one problem on two judging threads (two "devices", here both the CPU): both
+    judge some, each prepares the problem's reference once and lets it go when its last sample is
+    judged; every sample is recorded once, as on one device."""
+    import collections
+    import threading
+
+    from kbench_lib import lanes, runner
+    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.problems import discover
+    from kbench_lib.records import read_records
+
+    monkeypatch.setattr(runner, "batch_devices", lambda opts, gpus: ["cpu", "cpu"])
+    monkeypatch.setattr(lanes, "SPLIT_AFTER", 1)
+    prepared, released = collections.Counter(), collections.Counter()
+    real_prepare, real_release = runner._prepare, runner._release
+
+    def prepare(problem, device, opts):
+        prepared[threading.get_ident()] += 1
+        return real_prepare(problem, device, opts)
+
+    def release(ref):
+        released[threading.get_ident()] += 1
+        return real_release(ref)
+
+    monkeypatch.setattr(runner, "_prepare", prepare)
+    monkeypatch.setattr(runner, "_release", release)
+    probs = tmp_path / "problems" / "level1"
+    probs.mkdir(parents=True)
+    (probs / "1_Scale_Add_ReLU.py").write_text((fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py").read_text())
+    cands = tmp_path / "cands" / "level1"
+    cands.mkdir(parents=True)
+    for i in range(6):
+        good = (fixtures / "candidates" / "scale_add_relu_wrong.py").read_text()
+        (cands / f"1_Scale_Add_ReLU__{i}.py").write_text(good + f"\n# sample {i}\n")
+    opts = JudgeOptions(device="cpu", timing=False)
+    _, rows = runner.run_batch(discover(tmp_path / "problems"), f"folder:{tmp_path / 'cands'}", run_id="split",
+                               runs_root=tmp_path / "runs", opts=opts, progress=False, gpus=2)
+    assert sorted(r["sample"] for r in rows) == list(range(6))
+    assert all(r["failure"] == "output_mismatch" for r in rows), [(r["failure"], (r["message"] or r["error"] or "")[-400:]) for r in rows]
+    assert len(read_records(tmp_path / "runs", "split")) == 6
+    assert sorted(prepared.values()) == [1, 1] and released == prepared, (prepared, released)

@@ -31,6 +31,41 @@ def test_a_problem_stays_on_one_lane_and_new_problems_go_to_the_least_loaded():
     assert lanes.put(_arrivals("a", 1)[0]) == 0  # "a" ended with its last sample: a new "a" goes where there is room
 
 
+def test_many_samples_of_one_problem_spread_over_the_lanes():
+    """KernelBench's 100 samples of one problem on two GPUs: once its lane is ``split_after`` ahead
+    of the least loaded one, the next sample goes there, and that lane becomes the problem's. Each
+    lane hears that the problem ended once none of its samples waits there."""
+    lanes = JudgeLanes(2, limit=100, split_after=3)
+    xs = _arrivals("a", 10)
+    assert [lanes.put(x) for x in xs] == [0, 0, 0, 1, 1, 1, 1, 1, 1, 0]
+    assert lanes.ended_here(0) == [] and lanes.ended_here(1) == []  # both still hold samples of it
+    assert [lanes.get(1).sample.index for _ in range(6)] == [3, 4, 5, 6, 7, 8]
+    assert lanes.ended_here(1) == ["a"] and lanes.ended_here(0) == []
+    lanes.forget(1, "a")
+    assert lanes.ended_here(1) == []
+    assert [lanes.get(0).sample.index for _ in range(4)] == [0, 1, 2, 9]
+    assert lanes.ended_here(0) == ["a"]
+    lanes.forget(0, "a")
+    assert lanes.ended_here(0) == [] and lanes.ended_here(1) == []
+    for lane in (0, 0, 0, 0, 1, 1, 1, 1, 1, 1):
+        lanes.done(lane)
+    b = _arrivals("b", 2)  # few samples never split
+    assert [lanes.put(x) for x in b] == [0, 0]
+    assert lanes.put(_arrivals("a", 1)[0]) == 1  # a problem run again starts afresh on the least loaded lane
+
+
+def test_a_problem_whose_samples_are_all_judged_before_it_ends_is_let_go_when_it_ends():
+    lanes = JudgeLanes(2, limit=100, split_after=1)
+    xs = _arrivals("a", 3)
+    assert [lanes.put(x) for x in xs[:2]] == [0, 1]
+    lanes.get(0)
+    lanes.done(0)
+    assert lanes.ended_here(0) == []  # its last sample has not come yet
+    assert lanes.put(xs[2]) == 0
+    lanes.get(0)
+    assert lanes.ended_here(0) == ["a"] and lanes.ended_here(1) == []
+
+
 def test_put_waits_while_the_limit_is_reached_and_close_drains():
     lanes = JudgeLanes(1, limit=2)
     xs = _arrivals("a", 4)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from ..seeding import SEEDED
 from .cache import Response
 from .errors import MissingExtra, RequestRejected
 
@@ -71,8 +72,8 @@ class HFProvider:
         sampling = {"do_sample": True, "temperature": temperature, "num_return_sequences": len(params)} if temperature > 0 else {"do_sample": False}
         if temperature > 0 and p.get("top_p") is not None:
             sampling["top_p"] = p["top_p"]
-        torch.manual_seed(p.get("seed", 0))
-        with torch.inference_mode():
+        with SEEDED, torch.inference_mode():  # sampling draws from the global generators the judges' seeded draws use
+            torch.manual_seed(p.get("seed", 0))
             out = model.generate(**enc, max_new_tokens=max_new, pad_token_id=tok.pad_token_id, **sampling)
         rows = out[:, n_prompt:].cpu()
         if temperature <= 0:
