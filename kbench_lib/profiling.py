@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections import Counter
 
 import torch
@@ -124,17 +125,41 @@ def _quiet_stderr():
         os.close(saved)
 
 
+# One profiler session at a time in a process: a batch's judging threads (one per GPU) profile the
+# reference and time the eager baseline (whose device clock profiles) at once, and the profiler's
+# device tracing (CUPTI) is the process's, not a thread's.
+PROFILER = threading.RLock()
+
+
+def on_device(events, device) -> list:
+    """``events`` less the device activities of other GPUs: device tracing records every GPU this
+    process uses, so another judging thread's kernels show in a profile taken beside them (the
+    profiler's CPU ops are recorded for the profiling thread only)."""
+    index = _device_index(device)
+    if index is None:
+        return list(events)
+    return [e for e in events if e.device_type != torch.autograd.DeviceType.CUDA or getattr(e, "device_index", index) in (index, -1)]
+
+
+def _device_index(device) -> int | None:
+    """The CUDA index of ``device`` ("cuda" is the current one), None off CUDA."""
+    d = torch.device(device)
+    if d.type != "cuda":
+        return None
+    return d.index if d.index is not None else torch.cuda.current_device()
+
+
 def profile_call(fn, inputs: list, device: str, quiet: bool = True) -> dict:
     """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None,
     'kernels': :func:`kernel_table`}."""
     activities = [ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
-    with _quiet_stderr() if quiet else contextlib.nullcontext(), profile(activities=activities) as prof:
+    with PROFILER, _quiet_stderr() if quiet else contextlib.nullcontext(), profile(activities=activities) as prof:
         fn(*inputs)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-    events = prof.events()
+    events = on_device(prof.events(), device)
     n, share = kernel_stats(events)
     rows = _kernel_rows(events)
     return {"ops": dict(compute_ops(events)), "n_kernels": n, "custom_kernel_share": share,

@@ -60,6 +60,7 @@ from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
 from .head_start import HEAD_START_LADDER, HeadStart, HeadStartError
+from .profiling import PROFILER as _PROFILER
 from .head_start import for_device as _head_start_for
 
 _perf_counter_ns = time.perf_counter_ns
@@ -399,7 +400,8 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
     Each call runs inside its own profiler range after the L2 flush and a device-wide sync, and the
     range closes after another sync, so everything that starts inside a range is that call's work.
     Activities are assigned to calls by start time (CUPTI timestamps share the host clock)."""
-    with _profile(activities=[_Activity.CPU, _Activity.CUDA]) as prof:
+    device = torch.cuda.current_device()
+    with _PROFILER, _profile(activities=[_Activity.CPU, _Activity.CUDA]) as prof:
         for k in range(calls):
             if flusher is not None:
                 flusher()
@@ -413,8 +415,9 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
                if e.name == "kbench::timed_call" and e.device_type == _DeviceType.CPU]
     # device activities only: kernels, copies, fills. A profiler range also shows on the device
     # timeline as a "user annotation" spanning its kernels; counting it would count them twice.
+    # this GPU's only: device tracing records every GPU of the process (another judging thread's)
     spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in events
-             if e.device_type == _DeviceType.CUDA and not _annotation(e)]
+             if e.device_type == _DeviceType.CUDA and not _annotation(e) and getattr(e, "device_index", device) in (device, -1)]
     busy = busy_per_window(windows, spans)
     if not busy:
         return None, 0, None

@@ -109,3 +109,27 @@ def test_torch_compile_profile_names_inductor_kernels_for_the_fusion_analysis(tm
     row = fusion.fusion_table(df).iloc[0]
     assert row["in_library"] in ("addmm", "mm") and "gelu" in row["replaced"] and row["own_kernels"] >= 1
     assert len(fusion.ops_per_kernel(df)) >= 1
+
+
+def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_relu, tmp_path):
+    """A batch on two GPUs (skipped with fewer): eight samples of one problem spread over both
+    judging threads, each preparing the reference on its own GPU; every verdict correct and
+    unflagged, as on one GPU, and each thread's profiles and device clocks its own GPU's."""
+    import torch
+
+    from kbench_lib.records import read_records
+    from kbench_lib.runner import run_batch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    src = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_triton.py").read_text()
+    for i in range(8):
+        (cands / f"{scale_add_relu.path.stem}__{i}.py").write_text(src + f"\n# sample {i}\n")
+    opts = JudgeOptions(device="cuda", timing_budget_s=0.3)
+    _, rows = run_batch([scale_add_relu], f"folder:{cands}", run_id="two", runs_root=tmp_path / "runs", opts=opts, progress=False, gpus=2)
+    df = read_records(tmp_path / "runs", "two")
+    assert len(df) == 8 and sorted(df["sample"]) == list(range(8))
+    assert df["correct"].all() and (df["flags"].map(len) == 0).all(), df[["failure", "flags", "message"]].to_string()
+    assert set(df["device"]) == {"cuda:0", "cuda:1"}, set(df["device"])
