@@ -11,6 +11,11 @@
 #   bash benchmarks/gpu_session.sh build        the full batch's CUDA and C++ builds into $KBENCH_CACHE only
 #   bash benchmarks/gpu_session.sh full         the full batch (CUDA candidates too), builds warm from `build`
 #                                               in an earlier call on the same, still warm, machine
+#   bash benchmarks/gpu_session.sh multi        a machine of several GPUs, first call: the full batch judged once
+#                                               untimed over every GPU (builds on every core, Triton caches warm),
+#                                               then measured on every GPU, then the GPU test of a two-GPU batch
+#   bash benchmarks/gpu_session.sh single       the next call on the same warm machine: the full batch measured
+#                                               on one GPU, then the GPU timing tests and the side-stream cheats
 #
 # STEP_S (default 540) bounds a step; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
@@ -52,8 +57,21 @@ case "${1:-}" in
     # shellcheck disable=SC2046
     bounded throughput_full python3 benchmarks/throughput.py --warm none --guards on --gpus $(gpu_list) --out-dir "$OUT" --quiet
     ;;
+  multi)
+    STEP_S=${WARM_S:-300} bounded warm python3 benchmarks/throughput.py --warm judge --warm-only --gpus "$GPUS" \
+      --build-jobs "$(nproc)" --quiet
+    STEP_S=${MEASURE_S:-250} bounded throughput_full_multi python3 benchmarks/throughput.py --warm none --guards on \
+      --gpus "$GPUS" --build-jobs "$(nproc)" --out-dir "$OUT" --records-dir "$OUT" --quiet
+    STEP_S=40 bounded two_gpu_test python3 -m pytest tests/test_gpu.py -q -m gpu -p no:cacheprovider -rfEs -k two_gpus
+    ;;
+  single)
+    STEP_S=${MEASURE_S:-420} bounded throughput_full_1 python3 benchmarks/throughput.py --warm none --guards on \
+      --gpus 1 --build-jobs "$(nproc)" --out-dir "$OUT" --records-dir "$OUT" --quiet
+    KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" STEP_S=${TESTS_S:-120} bounded gpu_timing_tests python3 -m pytest -q -m gpu \
+      -p no:cacheprovider -rfEs tests/test_timing.py tests/adversarial/test_adversarial_gpu.py -k "timing or g11 or side_stream"
+    ;;
   *)
-    sed -n '2,16p' "$0"
+    sed -n '2,22p' "$0"
     exit 2
     ;;
 esac

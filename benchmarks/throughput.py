@@ -211,7 +211,7 @@ def main() -> None:
     t0 = time.monotonic()
     if a.warm == "judge":  # every candidate judged once without timing (Triton's caches warm too)
         runner.run_batch(problems, models[0], run_id="warm-builds", runs_root=work / "warm", opts=warm_opts,
-                         progress=not a.quiet, prebuild_jobs=a.build_jobs)
+                         progress=not a.quiet, prebuild_jobs=a.build_jobs, gpus=max(a.gpus))
     elif a.warm == "build":  # the compiled candidates built, nothing judged
         stems = {p.path.stem for p in problems}  # the kept problems' candidates only (--filter)
         cands = [load_candidate(f) for f in sorted((work / "cands").glob("*.py")) if f.stem.split("__")[0] in stems]
