@@ -92,10 +92,18 @@ def batch(folder: Path, device: str, with_compile: bool, keep: list | None = Non
 
 
 class Peaks:
-    """Samples this process's RSS and /dev/shm's use every 50 ms."""
+    """Samples this process's RSS and /dev/shm's use every 50 ms. Besides the whole RSS, its parts
+    (``/proc/self/status``): anonymous memory (the judge's own: tensors, Python, libraries' heaps),
+    file-backed pages (mapped libraries: CUDA's alone are gigabytes) and shared memory (the
+    workers' result files in /dev/shm while the judge maps them), each with its own peak, and the
+    RSS when sampling began: a judge's memory is what it adds to a process that has torch loaded."""
+
+    PARTS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file", "RssShmem": "shmem"}
 
     def __init__(self):
         self.rss = self.shm = 0
+        self.peak = dict.fromkeys(self.PARTS.values(), 0)
+        self.start: int | None = None
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
@@ -103,11 +111,15 @@ class Peaks:
         while not self._stop.is_set():
             try:
                 with open("/proc/self/status") as f:
-                    rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
-                self.rss = max(self.rss, rss)
+                    now = {self.PARTS[k]: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in f) if k in self.PARTS}
+                if self.start is None:
+                    self.start = now.get("rss", 0)
+                for k, v in now.items():
+                    self.peak[k] = max(self.peak[k], v)
+                self.rss = self.peak["rss"]
                 st = os.statvfs("/dev/shm")
                 self.shm = max(self.shm, (st.f_blocks - st.f_bfree) * st.f_frsize)
-            except (OSError, StopIteration):
+            except OSError:
                 pass
             self._stop.wait(0.05)
 
@@ -169,6 +181,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
         "host_rss_peak_mb": round(peaks.rss / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
+        "host_rss_start_mb": round((peaks.start or 0) / 2**20, 1),
+        **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in peaks.peak.items() if k != "rss"},
         "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
         "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
