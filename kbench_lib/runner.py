@@ -356,6 +356,7 @@ class _Batch:
             a = self.lanes.get(lane, wait)
             if a is not None:  # busy from here: a sample taken, even if begun later, keeps its reference
                 busy[a.problem.key] += 1
+                let_go()  # what ended on other lanes while this one waited goes before its next reference comes
             return a
 
         def begin(a, gated: bool) -> Step:
