@@ -101,7 +101,7 @@ class Peaks:
     PARTS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file", "RssShmem": "shmem"}
 
     def __init__(self):
-        self.rss = self.shm = 0
+        self.shm = 0
         self.peak = dict.fromkeys(self.PARTS.values(), 0)
         self.start: int | None = None
         self._stop = threading.Event()
@@ -116,7 +116,6 @@ class Peaks:
                     self.start = now.get("rss", 0)
                 for k, v in now.items():
                     self.peak[k] = max(self.peak[k], v)
-                self.rss = self.peak["rss"]
                 st = os.statvfs("/dev/shm")
                 self.shm = max(self.shm, (st.f_blocks - st.f_bfree) * st.f_frsize)
             except OSError:
@@ -180,7 +179,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1),
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
-        "host_rss_peak_mb": round(peaks.rss / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
+        "host_rss_peak_mb": round(peaks.peak["rss"] / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
         "host_rss_start_mb": round((peaks.start or 0) / 2**20, 1),
         **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in peaks.peak.items() if k != "rss"},
         "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,

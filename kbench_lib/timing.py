@@ -59,8 +59,8 @@ from torch.profiler import ProfilerActivity as _Activity
 from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
+from . import profiling as _profiling
 from .head_start import HEAD_START_LADDER, HeadStart, HeadStartError
-from .profiling import PROFILER as _PROFILER
 from .head_start import for_device as _head_start_for
 
 _perf_counter_ns = time.perf_counter_ns
@@ -70,6 +70,7 @@ _elapsed_time = torch.cuda.Event.elapsed_time
 _record = torch.cuda.Event.record
 _synchronize = torch.cuda.synchronize
 _gc_disable, _gc_enable, _gc_isenabled = gc.disable, gc.enable, gc.isenabled
+_PROFILER, _on_device = _profiling.PROFILER, _profiling.on_device
 
 BOUND = {
     "time.perf_counter_ns": (time, "perf_counter_ns", _perf_counter_ns),
@@ -81,6 +82,7 @@ BOUND = {
     "torch.profiler.profile": (torch.profiler, "profile", _profile),
     "torch.profiler.record_function": (torch.profiler, "record_function", _record_function),
     "HeadStart.__call__": (HeadStart, "__call__", HeadStart.__call__),
+    "kbench_lib.profiling.on_device": (_profiling, "on_device", _on_device),
 }
 _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> (head start, its state when built)
 _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise
@@ -356,24 +358,9 @@ def _annotation(e) -> bool:
     return bool(getattr(e, "is_user_annotation", False)) or "annotation" in kind
 
 
-def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
-    """Sum of the durations of the device ``spans`` (start, duration) that start inside each host
-    window (start, end), windows in time order; a span outside every window is nobody's."""
-    windows = sorted(windows)
-    starts = [w[0] for w in windows]
-    busy = [0.0] * len(windows)
-    for start, duration in spans:
-        i = bisect.bisect_right(starts, start) - 1
-        if i >= 0 and start <= windows[i][1]:
-            busy[i] += duration
-    return busy
-
-
-def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
-    """Per host window (start, end), the time covered by the device ``spans`` (start, duration) that
-    start inside it, overlapping spans counted once: how long some stream was busy. Unlike the sum
-    (``busy_per_window``), kernels running side by side on several streams, or overlapping through
-    programmatic dependent launch, add no more than the time they share."""
+def _spans_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[list[tuple[float, float]]]:
+    """The device ``spans`` (start, duration) that start inside each host window (start, end), as
+    (start, end) intervals, windows in time order; a span outside every window is nobody's."""
     windows = sorted(windows)
     starts = [w[0] for w in windows]
     owned: list[list[tuple[float, float]]] = [[] for _ in windows]
@@ -381,10 +368,23 @@ def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float
         i = bisect.bisect_right(starts, start) - 1
         if i >= 0 and start <= windows[i][1]:
             owned[i].append((start, start + duration))
+    return owned
+
+
+def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
+    """Per host window, the summed durations of the device spans that start inside it."""
+    return [sum(b - a for a, b in owned) for owned in _spans_per_window(windows, spans)]
+
+
+def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
+    """Per host window, the time covered by the device spans that start inside it, overlapping
+    spans counted once: how long some stream was busy. Unlike the sum (``busy_per_window``),
+    kernels running side by side on several streams, or overlapping through programmatic dependent
+    launch, add no more than the time they share."""
     out = []
-    for intervals in owned:
+    for owned in _spans_per_window(windows, spans):
         total, reach = 0.0, float("-inf")
-        for a, b in sorted(intervals):
+        for a, b in sorted(owned):
             if b > reach:
                 total += b - max(a, reach)
                 reach = b
@@ -400,7 +400,7 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
     Each call runs inside its own profiler range after the L2 flush and a device-wide sync, and the
     range closes after another sync, so everything that starts inside a range is that call's work.
     Activities are assigned to calls by start time (CUPTI timestamps share the host clock)."""
-    device = torch.cuda.current_device()
+    device = torch.device("cuda", torch.cuda.current_device())
     with _PROFILER, _profile(activities=[_Activity.CPU, _Activity.CUDA]) as prof:
         for k in range(calls):
             if flusher is not None:
@@ -416,8 +416,8 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None) -> tuple[floa
     # device activities only: kernels, copies, fills. A profiler range also shows on the device
     # timeline as a "user annotation" spanning its kernels; counting it would count them twice.
     # this GPU's only: device tracing records every GPU of the process (another judging thread's)
-    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in events
-             if e.device_type == _DeviceType.CUDA and not _annotation(e) and getattr(e, "device_index", device) in (device, -1)]
+    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in _on_device(events, device)
+             if e.device_type == _DeviceType.CUDA and not _annotation(e)]
     busy = busy_per_window(windows, spans)
     if not busy:
         return None, 0, None
