@@ -52,6 +52,14 @@ MAX_MSG = 1 << 20
 # profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
                 "torch.utils.cpp_extension", "sympy", "triton", "triton.language", "triton.compiler")
+# memoised functions (functools caches) that a worker's first Triton launch or torch.compile calls,
+# called by the server once, before any fork, so that every child inherits their values: each only
+# reads files or runs a tool, none initialises CUDA or leaves a thread. triton_key hashes Triton's
+# sources and its 400 MB libtriton.so (0.27-0.38 s on a 2-core machine with the files in the page
+# cache, about 3 s without), on every fresh worker's first Triton launch; torch_key hashes torch's
+# sources for Inductor's caches (0.12 s); libcuda_dirs runs `ldconfig -p`.
+WARM_KEYS = (("triton.runtime.cache", "triton_key"), ("triton.backends.nvidia.driver", "libcuda_dirs"),
+             ("torch._inductor.codecache", "torch_key"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -248,6 +256,22 @@ def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
     os._exit(1)
 
 
+def warm_keys() -> list[str]:
+    """Calls :data:`WARM_KEYS` in this process (the server, before any fork); the names of those
+    now memoised. One that is missing or fails (no Triton, no libcuda on a CPU machine) is left
+    for the worker that needs it, which then pays for it as before."""
+    import importlib
+
+    done = []
+    for module, name in WARM_KEYS:
+        try:
+            getattr(importlib.import_module(module), name)()
+            done.append(f"{module}.{name}")
+        except Exception:  # noqa: BLE001 - an optional part missing or failing here costs only time later
+            pass
+    return done
+
+
 def _probe(isolation: int, cuda: bool) -> bool:
     """Whether a child isolated with ``isolation`` starts (and, with ``cuda``, creates a CUDA context)."""
     pid = os.fork()
@@ -282,6 +306,7 @@ def serve(sock: socket.socket, cuda: bool) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - an optional part missing only costs its import later
             pass
+    warm_keys()
 
     isolation = next((f for f in ISOLATIONS if _probe(f, cuda)), 0)
     if isolation == 0 and not _probe(0, cuda):  # a forked child cannot even use CUDA: no server

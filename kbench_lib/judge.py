@@ -125,7 +125,9 @@ class Verdict:
     reference_kernels: list | None = None
     reference_n_kernels: int | None = None
     sol_ms: float | None = None
-    stage_s: dict = field(default_factory=dict)  # seconds the judge spent in each stage (its own speed)
+    # seconds the judge spent in each stage (its own speed); a dotted name is a part of the stage it
+    # names first (run_start.context, run_timing.device_clock): summing stages, leave those out
+    stage_s: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # information that does not affect trust
     env: dict = field(default_factory=dict)
 
@@ -338,13 +340,25 @@ def _plans_variant_timing(prep: PreparedProblem, opts: JudgeOptions) -> bool:
     return not (opts.timing and has_variants) or bool(prep.timed_variants) == bool(opts.time_variants)
 
 
+_START_PARTS = ("context", "draw", "imports", "threads")
+
+
 def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: float) -> None:
-    """Seconds per worker stage, from the arrival times of its stage messages."""
-    marks = [(m.get("stage"), m["_t"]) for m in res.messages if isinstance(m, dict) and m.get("event") == "stage" and "_t" in m]
+    """Seconds per worker stage, from the arrival times of its stage messages; the worker's own
+    split of its start (``run_start.context`` and so on, parts of ``run_start``: what it reported
+    before any candidate code ran, numbers only)."""
+    stages = [m for m in res.messages if isinstance(m, dict) and m.get("event") == "stage" and "_t" in m]
     prev_name, prev_t = "start", since
-    for name, t in marks:
+    for m in stages:
+        name, t = m.get("stage"), m["_t"]
         key = f"run_{prev_name}"
         v.stage_s[key] = round(v.stage_s.get(key, 0.0) + t - prev_t, 3)
+        parts = m.get("parts")
+        if prev_name == "start" and isinstance(parts, dict):
+            for part in _START_PARTS:
+                x = parts.get(part)
+                if type(x) in (int, float) and 0 <= x < 1e6:
+                    v.stage_s[f"run_start.{part}"] = round(float(x), 3)
         prev_name, prev_t = name, t
     key = f"run_{prev_name}"
     v.stage_s[key] = round(v.stage_s.get(key, 0.0) + ended - prev_t, 3)
@@ -897,9 +911,15 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
     if not _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, ""):
         return False
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
+    phases = stats.get("phase_s")
+    for part in _TIMING_PARTS if isinstance(phases, dict) else ():  # the timing stage's parts (its own speed)
+        secs = phases.get(part)
+        if type(secs) in (int, float) and 0 <= secs < 1e6:
+            v.stage_s[f"run_timing.{part}"] = round(float(secs), 3)
     return True
 
 
+_TIMING_PARTS = ("inputs", "setup", "warmup", "trials", "device_clock", "write")  # timing.Timing.phase_s, the worker's
 _STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "device_union_ms", "head_start_us")
 _STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls", "late_issues")
 

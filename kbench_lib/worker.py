@@ -313,6 +313,7 @@ def _start_runtime_threads(device: torch.device, profile: bool) -> None:
 
 
 def run(mode: str, jobdir: str) -> int:
+    t_main = _monotonic()
     chan = channel()
     gate = _take_gate()
     with open(os.path.join(jobdir, "job.json")) as f:
@@ -333,11 +334,13 @@ def run(mode: str, jobdir: str) -> int:
         # CPU: memory torch.empty hands out is filled with NaN, as the allocator poison does on CUDA
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
+    t_context = _monotonic()
     # every checked input set is drawn now, before the candidate exists (it cannot steer or observe
     # the drawing), by the judge's own code and seeds; the fingerprints prove both hold the same
     # data. Timed sets are drawn just before their first timed calls (_TimedDraws): one that
     # existed now could be found by the candidate and answered ahead, off the clock
     loaded = _draw_cases(job, device) if mode == "run" else []
+    t_drawn = _monotonic()
     if mode == "run":
         _warm_imports()
     drawing = _drawing_state(loaded)  # what drawing the timed sets later relies on, as it is now
@@ -352,12 +355,16 @@ def run(mode: str, jobdir: str) -> int:
         except OSError as e:  # replaced by the candidate's import during the build (a symlink)
             chan.send(event="failure", failure="crash", message=f"the job's out folder is not a folder: {e.strerror}")
             return 0
+    t_imported = _monotonic()
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
     harness = _harness_objects()
-
-    chan.send(event="stage", stage="build" if mode == "build" else "load")
+    # where the start went (the judge's own speed): the device context and clock, the drawn input
+    # sets, late imports, the runtime's threads and the harness's snapshots
+    parts = {"context": t_context - t_main, "draw": t_drawn - t_context, "imports": t_imported - t_drawn,
+             "threads": _monotonic() - t_imported}
+    chan.send(event="stage", stage="build" if mode == "build" else "load", parts={k: round(v, 4) for k, v in parts.items()})
     try:
         module = import_candidate(job["candidate_path"])
     except SyntaxError as e:

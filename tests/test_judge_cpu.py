@@ -20,6 +20,10 @@ def test_correct_cpp_candidate_builds_once_and_passes(scale_add_relu, fixtures, 
     assert v.runtime_ms > 0 and v.baseline_ms > 0 and v.speedup == pytest.approx(v.baseline_ms / v.runtime_ms)
     assert v.max_abs_err == 0.0
     assert v.build_log is not None  # compiler output is captured (empty for a silent build), never printed
+    # the worker's start and the timing stage in their parts, each within its stage
+    start = {k: v.stage_s[f"run_start.{k}"] for k in ("context", "draw", "imports", "threads")}
+    assert all(x >= 0 for x in start.values()) and sum(start.values()) <= v.stage_s["run_start"] + 0.01
+    assert v.stage_s["run_timing.trials"] > 0 and v.stage_s["run_timing.trials"] <= v.stage_s["run_timing"]
     again = _judge(scale_add_relu, fixtures, "scale_add_relu_cpp.py", fast_cpu_opts, "candidates")
     assert again.correct and again.build_cached and again.build_s == 0.0
 
@@ -260,6 +264,21 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
                                  judge_mod.JudgeOptions(device="cpu"))
         assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
         pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
+
+
+def test_stage_parts_are_numbers_of_known_names_only():
+    """The worker's split of its start and timing go into stage_s as numbers under known names; a
+    forged report (any name, any value) adds nothing else."""
+    from types import SimpleNamespace
+
+    from kbench_lib import judge as judge_mod
+
+    v = _forged_verdict()
+    res = SimpleNamespace(messages=[{"event": "stage", "stage": "load", "_t": 2.0,
+                                     "parts": {"context": 0.25, "draw": "x", "imports": -1, "evil": 1.0, "threads": True}},
+                                    {"event": "stage", "stage": "correctness", "_t": 3.0, "parts": {"context": 9.0}}])
+    judge_mod._stage_times(v, 1.0, res, 4.0)
+    assert v.stage_s == {"run_start": 1.0, "run_start.context": 0.25, "run_load": 1.0, "run_correctness": 1.0}
 
 
 def test_forged_stage_and_failure_messages_end_as_failures():

@@ -212,3 +212,25 @@ def test_only_a_regular_file_is_read(tmp_path, kind):
         os.close(fd)
     if kind == "symlink":
         assert os.path.getsize(real) < 1 << 20
+
+
+def test_the_servers_warm_keys_are_memoised_before_a_fork_and_start_nothing():
+    """Triton's and Inductor's source hashes, computed once in the server, are what a forked child
+    finds: its first Triton launch does not hash libtriton.so again. Neither call initialises CUDA
+    or leaves a thread (the server forks with neither)."""
+    import threading
+
+    from kbench_lib import forkserver
+
+    pytest.importorskip("triton")
+    from triton.runtime.cache import triton_key
+
+    threads = threading.active_count()
+    done = forkserver.warm_keys()
+    assert "triton.runtime.cache.triton_key" in done and "torch._inductor.codecache.torch_key" in done
+    assert threading.active_count() == threads and not torch.cuda.is_initialized()
+    pid = os.fork()
+    if pid == 0:  # the child: the memoised value is there, nothing is hashed again
+        os._exit(0 if triton_key.cache_info().currsize == 1 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
