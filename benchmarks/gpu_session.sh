@@ -8,6 +8,8 @@
 #   bash benchmarks/gpu_session.sh throughput   the throughput batch without CUDA builds (Triton and PyTorch
 #                                               candidates), guards on, idle limit on then off, on 1 GPU and,
 #                                               where the machine has more, on all of them
+#   bash benchmarks/gpu_session.sh speed        one warm candidate on each 8192x8192 problem (the issue's 3 s target),
+#                                               judged 3 times with the problem's reference shared, as a batch does
 #   bash benchmarks/gpu_session.sh warm         the full batch (CUDA and C++ candidates too) judged once untimed over
 #                                               every GPU: its builds on every core into $KBENCH_CACHE, Triton's
 #                                               caches warm. Cold, on 2 H200s with 32 cores (2026-11-27), this took
@@ -19,7 +21,7 @@
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
 #
-# STEP_S (default 540) bounds a step; KBENCH_CACHE defaults to .kbench_cache in the repository (git
+# STEP_S (default 540) bounds a step; IDLE (default "10 0") the throughput step's idle limits, a pass each; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,9 +50,13 @@ case "${1:-}" in
     KBENCH_ADV_REPORT="$OUT/adversarial_gpu.jsonl" bounded gpu_tests python3 -m pytest tests -q -m gpu -p no:cacheprovider -rfEs --durations=40
     ;;
   throughput)
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086
     bounded throughput python3 benchmarks/throughput.py --backends triton torch --guards on --gpus $(gpu_list) \
-      --idle-timeout 10 0 --out-dir "$OUT" --records-dir "$OUT"
+      --idle-timeout ${IDLE:-10 0} --out-dir "$OUT" --records-dir "$OUT"
+    ;;
+  speed)
+    bounded judge_speed python3 benchmarks/judge_speed.py --suite 8192 --shared-reference yes --repeat 3 --timing on \
+      --out "$OUT/judge_speed_8192.json"
     ;;
   warm)
     bounded warm python3 benchmarks/throughput.py --warm judge --warm-only --gpus "${GPUS:-1}" --build-jobs "$(nproc)"
