@@ -67,7 +67,7 @@ case "${1:-}" in
       --out-dir "$OUT" --records-dir "$OUT"
     ;;
   *)
-    sed -n '2,24p' "$0"
+    sed -n '2,25p' "$0"
     exit 2
     ;;
 esac
