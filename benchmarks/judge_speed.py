@@ -52,8 +52,9 @@ def candidates(device: str) -> dict[str, Candidate]:
 def _pairs(a) -> list[tuple[str, object, Candidate]]:
     """(label, problem, candidate) to judge."""
     if a.suite == "8192":
-        return [(cand.split("_")[0] + "/" + cand.split("_")[1].split(".")[0], load_problem(BENCH_FIX / "problems" / "level1" / prob),
-                 load_candidate(BENCH_FIX / "candidates" / cand)) for prob, cand in SUITE_8192.items()]
+        labels = {cand: cand.split("_")[0] + "/" + cand.split("_")[1].split(".")[0] for cand in SUITE_8192.values()}
+        return [(labels[cand], load_problem(BENCH_FIX / "problems" / "level1" / prob), load_candidate(BENCH_FIX / "candidates" / cand))
+                for prob, cand in SUITE_8192.items() if not a.backends or labels[cand] in a.backends]
     problem = load_problem(FIX / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     return [(backend, problem, cand) for backend, cand in candidates(a.device).items() if not a.backends or backend in a.backends]
 
@@ -69,7 +70,7 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--backends", nargs="*", default=None, help="default: every fixture backend for the device")
+    ap.add_argument("--backends", nargs="*", default=None, help="default: every fixture backend for the device (--suite 8192: relu/cuda, gelu/triton, softmax/triton)")
     ap.add_argument("--timing", choices=["both", "on", "off"], default="both", help="judge with timing, without, or both")
     ap.add_argument("--suite", choices=["fixture", "8192"], default="fixture",
                     help="fixture: tests' 4096x4096 scale-add-relu, timing budget 2 s; 8192: the throughput target's "

@@ -259,10 +259,13 @@ def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
 def warm_keys() -> list[str]:
     """Calls :data:`WARM_KEYS` in this process (the server, before any fork); the names of those
     now memoised. One that is missing or fails (no Triton, no libcuda on a CPU machine) is left
-    for the worker that needs it, which then pays for it as before."""
+    for the worker that needs it, which then pays for it as before. ``KBENCH_WARM_KEYS=0`` in the
+    server's environment calls none (to measure what they save)."""
     import importlib
 
-    done = []
+    done: list[str] = []
+    if os.environ.get("KBENCH_WARM_KEYS") == "0":
+        return done
     for module, name in WARM_KEYS:
         try:
             getattr(importlib.import_module(module), name)()
