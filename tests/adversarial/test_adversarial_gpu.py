@@ -68,6 +68,20 @@ LEGIT = [
 ]
 
 
+def _files() -> list[Path]:
+    return ([HERE / "cheats" / "gpu" / c.file for c in CHEATS] + [HERE / "legit" / "gpu" / f for f, _ in LEGIT]
+            + [HERE / "cheats" / "gpu" / "gfault_illegal_memory_access.py"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_in_parallel():
+    """This file's CUDA candidates compiled at once, on every core: built one judgement at a time
+    they took 14-22 s each on the H100 (2026-11-27), most of this file's time."""
+    from kbench_lib.runner import prebuild
+
+    prebuild([load_candidate(f) for f in _files()], "cuda", JudgeOptions(**OPTS), jobs=os.cpu_count() or 2, progress=False)
+
+
 @pytest.mark.parametrize("file, problem", LEGIT, ids=[Path(f).stem for f, _ in LEGIT])
 def test_legit_twin_passes_untouched_gpu(file, problem):
     v = verdict(f"legit/gpu/{file}", problem)
