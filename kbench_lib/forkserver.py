@@ -52,14 +52,15 @@ MAX_MSG = 1 << 20
 # profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
                 "torch.utils.cpp_extension", "sympy", "triton", "triton.language", "triton.compiler")
-# memoised functions (functools caches) that a worker's first Triton launch or torch.compile calls,
-# called by the server once, before any fork, so that every child inherits their values: each only
-# reads files or runs a tool, none initialises CUDA or leaves a thread. triton_key hashes Triton's
-# sources and its 400 MB libtriton.so (0.27-0.38 s on a 2-core machine with the files in the page
-# cache, about 3 s without), on every fresh worker's first Triton launch; torch_key hashes torch's
-# sources for Inductor's caches (0.12 s); libcuda_dirs runs `ldconfig -p`.
-WARM_KEYS = (("triton.runtime.cache", "triton_key"), ("triton.backends.nvidia.driver", "libcuda_dirs"),
-             ("torch._inductor.codecache", "torch_key"))
+# memoised functions (functools caches) that a worker's first Triton launch calls, called by the
+# server once, before any fork, so that every child inherits their values: each only reads files or
+# runs a tool, none initialises CUDA or leaves a thread. triton_key hashes Triton's sources and its
+# 400 MB libtriton.so (0.27-0.38 s on a 2-core machine with the files in the page cache, about 3 s
+# without), on every fresh worker's first Triton launch; libcuda_dirs runs `ldconfig -p`.
+# Not Inductor's torch_key: importing torch._inductor.codecache fixes folders under the importing
+# process's temporary folder in module constants (its precompiled headers' among them), the server's
+# /tmp, read-only in a worker, and torch.compile on the CPU then failed there (2026-11-27).
+WARM_KEYS = (("triton.runtime.cache", "triton_key"), ("triton.backends.nvidia.driver", "libcuda_dirs"))
 
 
 # ----------------------------------------------------------------------------------------------

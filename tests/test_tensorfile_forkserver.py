@@ -215,9 +215,9 @@ def test_only_a_regular_file_is_read(tmp_path, kind):
 
 
 def test_the_servers_warm_keys_are_memoised_before_a_fork_and_start_nothing():
-    """Triton's and Inductor's source hashes, computed once in the server, are what a forked child
-    finds: its first Triton launch does not hash libtriton.so again. Neither call initialises CUDA
-    or leaves a thread (the server forks with neither)."""
+    """Triton's source hash, computed once in the server, is what a forked child finds: its first
+    Triton launch does not hash libtriton.so again. No call initialises CUDA or leaves a thread
+    (the server forks with neither)."""
     import threading
 
     from kbench_lib import forkserver
@@ -227,10 +227,25 @@ def test_the_servers_warm_keys_are_memoised_before_a_fork_and_start_nothing():
 
     threads = threading.active_count()
     done = forkserver.warm_keys()
-    assert "triton.runtime.cache.triton_key" in done and "torch._inductor.codecache.torch_key" in done
+    assert "triton.runtime.cache.triton_key" in done
     assert threading.active_count() == threads and not torch.cuda.is_initialized()
     pid = os.fork()
     if pid == 0:  # the child: the memoised value is there, nothing is hashed again
         os._exit(0 if triton_key.cache_info().currsize == 1 else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_the_servers_warm_keys_fix_no_folder_of_the_servers_own():
+    """Inductor's codecache, once imported, keeps folders under the importing process's temporary
+    folder in module constants: imported in the server, a worker's torch.compile wrote there (the
+    server's /tmp, read-only in the worker) and failed. The warm keys leave it unimported."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from kbench_lib import forkserver; forkserver.warm_keys(); "
+            "print(sorted(m for m in sys.modules if m.startswith('torch._inductor.codecache')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
