@@ -353,15 +353,22 @@ def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: fl
         name, t = m.get("stage"), m["_t"]
         key = f"run_{prev_name}"
         v.stage_s[key] = round(v.stage_s.get(key, 0.0) + t - prev_t, 3)
-        parts = m.get("parts")
-        if prev_name == "start" and isinstance(parts, dict):
-            for part in _START_PARTS:
-                x = parts.get(part)
-                if type(x) in (int, float) and 0 <= x < 1e6:
-                    v.stage_s[f"run_start.{part}"] = round(float(x), 3)
+        if prev_name == "start":
+            _stage_parts(v, "run_start", m.get("parts"), _START_PARTS)
         prev_name, prev_t = name, t
     key = f"run_{prev_name}"
     v.stage_s[key] = round(v.stage_s.get(key, 0.0) + ended - prev_t, 3)
+
+
+def _stage_parts(v: Verdict, stage: str, parts, names: tuple) -> None:
+    """The worker's report of a stage's parts into ``stage_s`` as ``stage.part``: known names with
+    finite seconds only (the report is the worker's, after the candidate's import possibly forged)."""
+    if not isinstance(parts, dict):
+        return
+    for name in names:
+        secs = _real(parts.get(name), 0.0, 1e6)
+        if secs is not None:
+            v.stage_s[f"{stage}.{name}"] = round(secs, 3)
 
 
 class _Laps:
@@ -911,11 +918,7 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
     if not _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, ""):
         return False
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
-    phases = stats.get("phase_s")
-    for part in _TIMING_PARTS if isinstance(phases, dict) else ():  # the timing stage's parts (its own speed)
-        secs = phases.get(part)
-        if type(secs) in (int, float) and 0 <= secs < 1e6:
-            v.stage_s[f"run_timing.{part}"] = round(float(secs), 3)
+    _stage_parts(v, "run_timing", stats.get("phase_s"), _TIMING_PARTS)
     return True
 
 
