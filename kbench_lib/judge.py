@@ -65,6 +65,9 @@ class JudgeOptions:
     max_trials: int = 2000
     timing_budget_s: float = 10.0
     target_rse: float = 0.005
+    # CUDA: keep every timed call's time, host issue time and spin in runtime_stats["trace"] (a
+    # diagnostic of the timing itself; benchmarks/compile_first_round.py)
+    timing_trace: bool = False
     compile_baseline: bool = False  # measure torch.compile when no stored baseline exists
     # also time the candidate and the eager baseline on every variant, each over never-seen input
     # sets of its own (prepared.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
@@ -187,6 +190,7 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
             "max_trials": opts.max_trials,
             "budget_s": opts.timing_budget_s,
             "target_rse": opts.target_rse,
+            "trace": opts.timing_trace,
         },
     }
     (workdir / "job.json").write_text(json.dumps(job))
@@ -923,8 +927,9 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
 
 
 _TIMING_PARTS = ("inputs", "setup", "warmup", "trials", "device_clock", "write")  # timing.Timing.phase_s, the worker's
-_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "device_union_ms", "head_start_us")
-_STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls", "late_issues")
+_STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "device_union_ms", "head_start_us",
+                 "first_round_issue_us", "first_run_ms", "others_cpu_s")
+_STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls", "late_issues", "first_round_late", "others")
 
 
 def _timing_stats(stats) -> dict | str:

@@ -98,6 +98,7 @@ SETTLE_MAX_S = 2.0
 DEVICE_CLOCK_S = 0.25  # profiled calls behind the device-busy clock: about this long, within the bounds below
 DEVICE_CALLS_MIN = 30
 DEVICE_CALLS_MAX = 200
+TRACE_MAX = 4000  # timed calls a trace keeps
 
 
 def _head_start_state(hs: HeadStart | None) -> tuple:
@@ -179,6 +180,12 @@ class Timing:
     unjoined_recheck: int = 0  # CUDA: unjoined calls of the re-check run after a run with too many (unjoined_suspected)
     recheck_calls: int = 0  # calls of that re-check (0: none was needed)
     warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
+    first_round_late: int = 0  # CUDA: first-round calls whose host issue outlasted their spin (host time in their time)
+    first_round_issue_us: float | None = None  # CUDA: median host issue time of the first-round calls
+    first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
+    others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
+    others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
+    trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
     def as_dict(self) -> dict:
@@ -465,7 +472,7 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     times are reported: sampling the first run only let a candidate drift on purpose in an honest
     first run and skip its work in the re-measured one."""
     remeasured = 0
-    first = None
+    first = first_rest = None
     # every timed set is called in every run: the re-check expects a sample of each
     min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
     while True:
@@ -484,11 +491,12 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
             k += 1
         if remeasured == 0 and first_round:
             first = summarize(samples, 0, n_sets).first_round_ms
+            first_rest = statistics.median(samples[n_sets:]) if len(samples) > n_sets else None
         if remeasured >= max_remeasure or not drifted(samples[n_sets:] if first_round else samples):
             break
         remeasured += 1
     result = summarize(samples, unjoined)
-    result.first_round_ms, result.remeasured = first, remeasured
+    result.first_round_ms, result.first_run_ms, result.remeasured = first, first_rest, remeasured
     return result
 
 
@@ -508,6 +516,7 @@ def time_cuda(
     device_calls: int | None = None,
     head_start: bool = True,
     on_trials=None,
+    trace: bool = False,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
@@ -518,7 +527,9 @@ def time_cuda(
     ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
     (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).
     ``head_start`` issues each call behind the device-filling spin (module docstring).
-    ``on_trials()`` is called once the warm-up is over, before the first timed call."""
+    ``on_trials()`` is called once the warm-up is over, before the first timed call.
+    ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
+    spin us, first call on its set]`` in ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py)."""
     t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
@@ -527,7 +538,10 @@ def time_cuda(
     floors = {"every": gap_floor(device, spin=spins["every"])}
     floors["first"] = floors["every"]
     issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
+    spin_us = [0.0]  # the last call's spin
     late = [0]
+    firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
+    traced: list[list] = []  # trace: the first run's calls
     t1 = _monotonic()
 
     def one(args, first: bool = False):
@@ -546,6 +560,7 @@ def time_cuda(
         _record(end)
         issued = (_perf_counter_ns() - t_issue) / 1e3
         issue_us.append(issued)
+        spin_us[0] = spin.us if spin is not None else 0.0
         if spin is not None and issued > spin.us:
             late[0] += 1
         _synchronize(device)
@@ -582,7 +597,12 @@ def time_cuda(
             args = input_sets[i]
             first = i not in called
             called.add(i)
-            return one(args, first)
+            t, gap, out = one(args, first)
+            if first:
+                firsts.append((issue_us[-1], spin_us[0]))
+            if trace and len(traced) < TRACE_MAX:
+                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first])
+            return t, gap, out
 
         result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
                        budget_s, target_rse)
@@ -600,6 +620,11 @@ def time_cuda(
         device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, flusher)
+    if firsts:
+        result.first_round_late = sum(1 for issued, spin in firsts if spin and issued > spin)
+        result.first_round_issue_us = round(statistics.median(i for i, _ in firsts), 1)
+    if trace:
+        result.trace = traced
     result.head_start_us = spins["every"].us if spins["every"] is not None else 0.0
     result.late_issues = late[0]
     result.warmup_calls = warmup_calls
@@ -649,6 +674,6 @@ def time_cpu(
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:
     if device.startswith("cuda"):
         return time_cuda(fn, input_sets, **kw)
-    for key in ("flush_l2", "device_clock", "device_calls", "head_start"):
+    for key in ("flush_l2", "device_clock", "device_calls", "head_start", "trace"):
         kw.pop(key, None)
     return time_cpu(fn, input_sets, **kw)

@@ -293,6 +293,28 @@ def _child_processes() -> list[int]:
     return found
 
 
+def _descendants_cpu() -> tuple[int, float]:
+    """(processes descending from this one, the CPU seconds they have used): work of the
+    candidate's beside the timed calls (a compiler's worker pool starting up, say), which slows
+    the host's launches of the calls timed meanwhile."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                parent[int(entry)] = int(fields[1])
+                ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime + stime
+            except (OSError, IndexError, ValueError):
+                continue
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier and p not in mine}
+        mine |= frontier
+    return len(mine), sum(ticks[p] for p in mine) / os.sysconf("SC_CLK_TCK")
+
+
 def _start_runtime_threads(device: torch.device, profile: bool) -> None:
     """Let torch start its own thread pools (intra-op, inter-op, profiler) before threads are
     counted, so that only threads the candidate leaves behind show (THREATS #12)."""
@@ -622,6 +644,7 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
     set_flags()
     if device.type == "cpu":
         torch.set_num_threads(1)  # CPU timings: one core each for candidate and baseline, steadier
+    n_others, cpu_before = _descendants_cpu()
     t_clock = _monotonic()
     result = timing.time_callable(
         call,
@@ -635,8 +658,10 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
         after_call=keep if job.get("guards", True) else None,
         warmup_sets=warmup_sets,
         on_trials=draws.arm,
+        **({"trace": True} if tcfg.get("trace") and device.type == "cuda" else {}),
     )
     t_written = _monotonic()
+    result.others, result.others_cpu_s = n_others, round(max(0.0, _descendants_cpu()[1] - cpu_before), 3)
     input_sets = [s[:-1] if backward else s for s in draws.drawn()]
     record = {"samples": {str(timed[j]): v for j, v in samples.items()},
               "inputs_after": {str(timed[j]): _inputs_after(s) for j, s in enumerate(input_sets)}}
