@@ -19,6 +19,13 @@ first call on each input set, whose host path follows the set's draw with cold c
 40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
+Every timed call's spin stops at ``EVERY_CALL_MAX_US`` (a call whose host path is longer is
+host-bound, and its time says so); the first call's may go to the ladder's end (2,560 us), and
+after a first call issued late the next first calls spin a step longer. On the H100 (2026-11-27)
+an honest torch.compile candidate issued its settled calls in 160-300 us and its first calls on a
+set in 300-1,150 us; with both spins at 640 us its first round once read 0.07 ms against 0.028 ms
+repeats (and once, in session 16, 0.378 ms: a false memoisation flag).
+``Timing.first_round_late`` counts the first calls still issued late.
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
@@ -88,6 +95,7 @@ _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> 
 _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
+EVERY_CALL_MAX_US = 640.0  # the longest spin of every timed call: a call whose host path takes longer is host-bound, and timed so
 
 DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
 DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
@@ -151,12 +159,20 @@ def ladder(device: torch.device) -> list[HeadStart]:
 def choose_spins(steps: list, issue_us: list[float]) -> tuple:
     """(spin for every timed call, spin for the first call on a set) from the ladder ``steps``
     (shortest first) and the host's issue times of settled warm-up calls: the shortest step at
-    least ``ISSUE_MARGIN`` times their 90th percentile, and ``FIRST_CALL_STEPS`` steps longer."""
+    least ``ISSUE_MARGIN`` times their 90th percentile, at most ``EVERY_CALL_MAX_US``, and
+    ``FIRST_CALL_STEPS`` steps longer, the whole ladder open to it."""
     if not steps:
         return None, None
     p90 = _q(sorted(issue_us), 0.9) if issue_us else 0.0
-    i = next((k for k, h in enumerate(steps) if h.us >= ISSUE_MARGIN * p90), len(steps) - 1)
+    every = [k for k, h in enumerate(steps) if h.us <= EVERY_CALL_MAX_US] or [0]
+    i = next((k for k in every if steps[k].us >= ISSUE_MARGIN * p90), every[-1])
     return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
+
+
+def longer_step(steps: list, spin):
+    """The ladder's next step after ``spin``; None at its end (or without a spin)."""
+    later = [h for h in steps if spin is not None and h.us > spin.us]
+    return later[0] if later else None
 
 
 @dataclass
@@ -600,6 +616,14 @@ def time_cuda(
             t, gap, out = one(args, first)
             if first:
                 firsts.append((issue_us[-1], spin_us[0]))
+                if spin_us[0] and issue_us[-1] > spin_us[0]:
+                    # issued late: host time in this first call's time. The next first calls spin
+                    # longer, so the first round (the memoisation check's evidence) measures the
+                    # device; a candidate slow to issue on new data at the ladder's end stays slow
+                    longer = longer_step(steps, spins["first"])
+                    if longer is not None:
+                        spins["first"] = longer
+                        floors["first"] = gap_floor(device, trials=20, spin=longer)
             if trace and len(traced) < TRACE_MAX:
                 traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first])
             return t, gap, out

@@ -699,7 +699,8 @@ def _time(job, all_cases, draws: "_TimedDraws", warm, make_model, device, backwa
     # first calls can be slowed by thread-pool wake-ups far beyond any real difference)
     if (device.type == "cuda" and result.first_round_ms and result.median_ms < MEMO_RATIO * result.first_round_ms
             and result.first_round_ms - result.median_ms > MEMO_MIN_MS):
-        out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms, repeats {result.median_ms:.4g} ms")
+        late = f" ({result.first_round_late} of them issued late)" if result.first_round_late else ""
+        out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms{late}, repeats {result.median_ms:.4g} ms")
     return out
 
 

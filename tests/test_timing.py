@@ -282,6 +282,22 @@ def test_spin_lengths_cover_the_hosts_issue_time_and_the_first_call_gets_longer(
     assert (every.us, first.us) == (640.0, 640.0)
     assert timing.choose_spins([], [10.0]) == (None, None)
     assert timing.choose_spins(steps, [])[0].us == 40.0
+    # the whole ladder: every call's spin stops at EVERY_CALL_MAX_US, the first call's goes on
+    ladder = [SimpleNamespace(us=40.0 * k) for k in timing.HEAD_START_LADDER]
+    assert ladder[-1].us > timing.EVERY_CALL_MAX_US
+    every, first = timing.choose_spins(ladder, [5000.0])
+    assert (every.us, first.us) == (timing.EVERY_CALL_MAX_US, ladder[min(len(ladder) - 1, 6)].us)
+    every, first = timing.choose_spins(ladder, [300.0])  # 450 us needed: 640, first 2,560
+    assert (every.us, first.us) == (640.0, 2560.0)
+
+
+def test_a_late_first_call_makes_the_next_first_calls_spin_a_step_longer_up_to_the_ladders_end():
+    from types import SimpleNamespace
+
+    ladder = [SimpleNamespace(us=40.0 * k) for k in timing.HEAD_START_LADDER]
+    assert timing.longer_step(ladder, ladder[2]) is ladder[3]
+    assert timing.longer_step(ladder, ladder[-1]) is None
+    assert timing.longer_step(ladder, None) is None
 
 
 @pytest.mark.gpu
