@@ -46,7 +46,7 @@ def sources(problem) -> dict[str, str]:
 def summary(v, kind: str, k: int, wall_s: float) -> dict:
     stats = v.runtime_stats or {}
     trace = stats.get("trace") or []
-    firsts = [c for c in trace if c[3]]
+    firsts = [c for c in trace if c[3]]  # [ms, host issue us, spin us, first, unjoined]
     return {
         "kind": kind, "repeat": k, "correct": v.correct, "failure": v.failure, "flags": list(v.flags),
         "message": (v.message or "")[:300], "judge_s": round(wall_s, 3), "runtime_ms": v.runtime_ms,
@@ -54,6 +54,8 @@ def summary(v, kind: str, k: int, wall_s: float) -> dict:
                                      "head_start_us", "late_issues", "remeasured", "n_trials", "warmup_calls", "others",
                                      "others_cpu_s")},
         "first_calls": firsts,
+        "first_unjoined": sum(c[4] for c in firsts if len(c) > 4),
+        "first_spins_us": sorted({c[2] for c in firsts}),
         "trace": trace,
         "stage_s": v.stage_s,
     }
@@ -85,7 +87,7 @@ def main() -> None:
                 print(f"{kind:10s} #{k} correct={row['correct']} first={row['first_round_ms']} peers={row['first_run_ms']} "
                       f"median={row['runtime_ms']} device={row['device_ms']} late_first={row['first_round_late']} "
                       f"issue_first_us={row['first_round_issue_us']} others={row['others']} others_cpu_s={row['others_cpu_s']} "
-                      f"remeasured={row['remeasured']} flags={row['flags'] if row['flags'] else '-'}"
+                      f"first_unjoined={row['first_unjoined']} first_spins={row['first_spins_us']} remeasured={row['remeasured']} flags={row['flags'] if row['flags'] else '-'}"
                       f"{' MEMO' if memo else ''}", flush=True)
     print("\nkind        judged  memo-flagged  first/median (median over judgements)")
     for kind in a.kinds:

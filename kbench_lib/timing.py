@@ -19,12 +19,13 @@ first call on each input set, whose host path follows the set's draw with cold c
 40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
-Every timed call's spin stops at ``EVERY_CALL_MAX_US`` (a call whose host path is longer is
-host-bound, and its time says so); the first call's may go to the ladder's end (2,560 us), and
-after a first call issued late the next first calls spin a step longer. On the H100 (2026-11-27)
-an honest torch.compile candidate issued its settled calls in 160-300 us and its first calls on a
-set in 300-1,150 us; with both spins at 640 us its first round once read 0.07 ms against 0.028 ms
-repeats (and once, in session 16, 0.378 ms: a false memoisation flag).
+Both spins stop at ``EVERY_CALL_MAX_US`` (a call whose host path is longer is host-bound, and its
+time says so), but after a first call issued late the next first calls spin a step longer, up to
+the ladder's end (2,560 us). On the H100 (2026-11-27) an honest torch.compile candidate issued its
+settled calls in 160-300 us and its first calls on a set in 300-1,150 us; with both spins at
+640 us its first round once read 0.07 ms against 0.028 ms repeats (and once, in session 16,
+0.378 ms: a false memoisation flag). Every first call at 2,560 us was no cure: after the longer
+wait 2 of 12 judgements had 2-3 of their 5 first calls read 35-55 us long without being late.
 ``Timing.first_round_late`` counts the first calls still issued late.
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
@@ -159,14 +160,14 @@ def ladder(device: torch.device) -> list[HeadStart]:
 def choose_spins(steps: list, issue_us: list[float]) -> tuple:
     """(spin for every timed call, spin for the first call on a set) from the ladder ``steps``
     (shortest first) and the host's issue times of settled warm-up calls: the shortest step at
-    least ``ISSUE_MARGIN`` times their 90th percentile, at most ``EVERY_CALL_MAX_US``, and
-    ``FIRST_CALL_STEPS`` steps longer, the whole ladder open to it."""
+    least ``ISSUE_MARGIN`` times their 90th percentile, and ``FIRST_CALL_STEPS`` steps longer, both
+    at most ``EVERY_CALL_MAX_US`` (the longer steps are for first calls issued late: ``longer_step``)."""
     if not steps:
         return None, None
     p90 = _q(sorted(issue_us), 0.9) if issue_us else 0.0
     every = [k for k, h in enumerate(steps) if h.us <= EVERY_CALL_MAX_US] or [0]
     i = next((k for k in every if steps[k].us >= ISSUE_MARGIN * p90), every[-1])
-    return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
+    return steps[i], steps[min(i + FIRST_CALL_STEPS, every[-1])]
 
 
 def longer_step(steps: list, spin):
@@ -201,7 +202,7 @@ class Timing:
     first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
     others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
     others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
-    trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set]
+    trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
     def as_dict(self) -> dict:
@@ -545,7 +546,7 @@ def time_cuda(
     ``head_start`` issues each call behind the device-filling spin (module docstring).
     ``on_trials()`` is called once the warm-up is over, before the first timed call.
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
-    spin us, first call on its set]`` in ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py)."""
+    spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py)."""
     t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
@@ -625,7 +626,7 @@ def time_cuda(
                         spins["first"] = longer
                         floors["first"] = gap_floor(device, trials=20, spin=longer)
             if trace and len(traced) < TRACE_MAX:
-                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first])
+                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first, gap])
             return t, gap, out
 
         result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
