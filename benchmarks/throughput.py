@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -130,6 +131,12 @@ class Peaks:
         self._stop.set()
         self._t.join()
 
+    def report(self, shm_base: int) -> dict:
+        """The peaks in MB: RSS and its parts, /dev/shm over ``shm_base``, RSS at the start."""
+        return {"host_rss_peak_mb": round(self.peak["rss"] / 2**20, 1), "dev_shm_peak_mb": round(max(0, self.shm - shm_base) / 2**20, 1),
+                "host_rss_start_mb": round((self.start or 0) / 2**20, 1),
+                **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in self.peak.items() if k != "rss"}}
+
 
 def _leftovers() -> list[str]:
     found = []
@@ -148,44 +155,64 @@ def _q(values: list[float], p: float) -> float | None:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
+class Cut(KeyboardInterrupt):
+    """The pass was stopped from outside (SIGTERM: a step's ``timeout``) before its batch ended; a
+    KeyboardInterrupt, so the batch stops as it does for Ctrl-C (its judging threads take no more)."""
+
+
+def _on_term(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the command and its process group: once is enough
+    raise Cut()
+
+
 def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False,
             idle_s: float = JudgeOptions.idle_timeout_s) -> dict:
+    """One measured pass. Stopped by SIGTERM (``timeout`` ending a step), it still reports the
+    candidates whose verdicts were written by then, over the time they took, marked ``partial``
+    (the batch's order is fixed, so a partial pass is its first problems only)."""
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
                         idle_timeout_s=idle_s, build_timeout_s=args.build_timeout)
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
-    rows = []
     started = time.monotonic()
+    partial = False
     with Peaks() as peaks:
         shm_base = peaks.shm
-        for m in models:
-            _, got = runner.run_batch(problems, m, run_id=run_id, runs_root=root, opts=opts, progress=not args.quiet,
-                                      prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
-            rows += got
+        try:
+            for m in models:
+                runner.run_batch(problems, m, run_id=run_id, runs_root=root, opts=opts, progress=not args.quiet,
+                                 prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
+        except KeyboardInterrupt:  # Cut included
+            partial = True
     wall = time.monotonic() - started
     df = read_records(root, run_id)
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
         save_records(df, Path(args.records_dir) / (f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-"
                                                    f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
-    per = [float(x) for x in df["judge_s"].dropna()]
+    return {"device_name": device_name(device), "gpus": gpus, "guards": guards, "overlap": overlap, "partial": partial,
+            **summary(df, wall, gpus), **peaks.report(shm_base),
+            "left_behind": [] if partial else sorted(set(_leftovers()) - before),
+            "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s,
+            "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "date": dt.date.today().isoformat()}
+
+
+def summary(df, wall: float, gpus: int) -> dict:
+    """A pass's figures from its records: counts, rates, seconds per candidate and per judge stage
+    (median and p90), outcomes."""
+    n = len(df)
+    per = [float(x) for x in df["judge_s"].dropna()] if n else []
     stages: dict[str, list[float]] = {}
-    for st in df["judge_stages"]:
+    for st in (df["judge_stages"] if n else []):
         for k, val in (st or []):
             stages.setdefault(k, []).append(val)
-    failures = df["failure"].fillna("none").value_counts().to_dict()
     return {
-        "device_name": device_name(device), "gpus": gpus, "guards": guards, "overlap": overlap, "candidates": len(df),
-        "wall_s": round(wall, 1), "wall_s_per_candidate": round(wall / max(1, len(df)), 3), "candidates_per_hour": round(len(df) / wall * 3600, 1),
-        "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1),
+        "candidates": n, "wall_s": round(wall, 1), "wall_s_per_candidate": round(wall / max(1, n), 3),
+        "candidates_per_hour": round(n / wall * 3600, 1) if wall > 0 else 0.0,
+        "candidates_per_gpu_hour": round(n / wall * 3600 / gpus, 1) if wall > 0 else 0.0,
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
-        "host_rss_peak_mb": round(peaks.peak["rss"] / 2**20, 1), "dev_shm_peak_mb": round(max(0, peaks.shm - shm_base) / 2**20, 1),
-        "host_rss_start_mb": round((peaks.start or 0) / 2**20, 1),
-        **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in peaks.peak.items() if k != "rss"},
-        "left_behind": sorted(set(_leftovers()) - before), "outcomes": failures,
-        "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
-        "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s, "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs,
-        "date": dt.date.today().isoformat(),
+        "outcomes": df["failure"].fillna("none").value_counts().to_dict() if n else {},
+        "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()) if n else 0,
     }
 
 
@@ -238,18 +265,22 @@ def main() -> None:
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / f"throughput-{dt.date.today().isoformat()}.json"
     old = json.loads(path.read_text()) if path.exists() else []
-    for gpus in a.gpus:
-        for g, ov, idle in [(g, ov, idle) for g in a.guards for ov in a.overlap for idle in a.idle_timeout]:
-            r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on", idle)
-            r["git_sha"] = a.git_sha
-            out.append(r)
-            print(json.dumps(r), flush=True)
-            path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
+    signal.signal(signal.SIGTERM, _on_term)  # a step's timeout: the pass in hand reports what it finished
+    passes = [(gpus, g, ov, idle) for gpus in a.gpus for g in a.guards for ov in a.overlap for idle in a.idle_timeout]
+    for gpus, g, ov, idle in passes:
+        r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on", idle)
+        r["git_sha"] = a.git_sha
+        out.append(r)
+        print(json.dumps(r), flush=True)
+        path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
+        if r["partial"]:
+            print(f"stopped: {len(passes) - len(out)} pass(es) not run", flush=True)
+            break
     print(f"{'gpus':>4} {'guards':>6} {'overlap':>7} {'idle s':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
     for r in out:
         print(f"{r['gpus']:>4} {str(r['guards']):>6} {str(r['overlap']):>7} {r['idle_timeout_s']:>6g} {r['candidates']:>5} {r['wall_s']:>7} {r['candidates_per_hour']:>8} "
               f"{r['candidates_per_gpu_hour']:>10} {r['median_s_per_candidate'] or 0:>8.2f} {r['p90_s_per_candidate'] or 0:>6.2f} "
-              f"{r['host_rss_peak_mb']:>7} {r['dev_shm_peak_mb']:>6}")
+              f"{r['host_rss_peak_mb']:>7} {r['dev_shm_peak_mb']:>6}{'  partial' if r['partial'] else ''}")
     print("written:", path)
     shutil.rmtree(work, ignore_errors=True)
 

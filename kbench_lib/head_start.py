@@ -24,9 +24,7 @@ from __future__ import annotations
 import ctypes
 
 HEAD_START_US = 40.0
-# the lengths timing chooses among, in units of HEAD_START_US (timing.choose_spins): up to 640 us for
-# every timed call, longer only for first calls on a set after one was issued late (timing.longer_step)
-HEAD_START_LADDER = (1, 2, 4, 8, 16, 32, 64)
+HEAD_START_LADDER = (1, 2, 4, 8, 16)  # the lengths timing chooses among, in units of HEAD_START_US (timing.choose_spins)
 THREADS = 1024
 
 PTX = r"""

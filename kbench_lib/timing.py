@@ -19,14 +19,13 @@ first call on each input set, whose host path follows the set's draw with cold c
 40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
-Both spins stop at ``EVERY_CALL_MAX_US`` (a call whose host path is longer is host-bound, and its
-time says so), but after a first call issued late the next first calls spin a step longer, up to
-the ladder's end (2,560 us). On the H100 (2026-11-27) an honest torch.compile candidate issued its
-settled calls in 160-300 us and its first calls on a set in 300-1,150 us; with both spins at
-640 us its first round once read 0.07 ms against 0.028 ms repeats (and once, in session 16,
-0.378 ms: a false memoisation flag). Every first call at 2,560 us was no cure: after the longer
-wait 2 of 12 judgements had 2-3 of their 5 first calls read 35-55 us long without being late.
-``Timing.first_round_late`` counts the first calls still issued late.
+``Timing.first_round_late`` counts the first calls on a set issued later than their spin. On the
+H100 (2026-11-27) an honest torch.compile candidate issued settled calls in 160-300 us and first
+calls on a set in 300-1,150 us: in 1 of 18 judgements all five first calls were late (first round
+0.070 ms against 0.028 ms repeats; in session 16, 0.378 ms: a false memoisation flag). Longer spins
+for first calls were tried and not kept: with every first call at 2,560 us, 12 of 60 first calls
+read over 1.5x the median without being late, against 6 of 90 at the spins chosen here; where a
+trace recorded it, such calls had been timed to the device-wide sync (results/README.md, session 17).
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
@@ -96,7 +95,6 @@ _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> 
 _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
-EVERY_CALL_MAX_US = 640.0  # the longest spin of every timed call: a call whose host path takes longer is host-bound, and timed so
 
 DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
 DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
@@ -160,20 +158,12 @@ def ladder(device: torch.device) -> list[HeadStart]:
 def choose_spins(steps: list, issue_us: list[float]) -> tuple:
     """(spin for every timed call, spin for the first call on a set) from the ladder ``steps``
     (shortest first) and the host's issue times of settled warm-up calls: the shortest step at
-    least ``ISSUE_MARGIN`` times their 90th percentile, and ``FIRST_CALL_STEPS`` steps longer, both
-    at most ``EVERY_CALL_MAX_US`` (the longer steps are for first calls issued late: ``longer_step``)."""
+    least ``ISSUE_MARGIN`` times their 90th percentile, and ``FIRST_CALL_STEPS`` steps longer."""
     if not steps:
         return None, None
     p90 = _q(sorted(issue_us), 0.9) if issue_us else 0.0
-    every = [k for k, h in enumerate(steps) if h.us <= EVERY_CALL_MAX_US] or [0]
-    i = next((k for k in every if steps[k].us >= ISSUE_MARGIN * p90), every[-1])
-    return steps[i], steps[min(i + FIRST_CALL_STEPS, every[-1])]
-
-
-def longer_step(steps: list, spin):
-    """The ladder's next step after ``spin``; None at its end (or without a spin)."""
-    later = [h for h in steps if spin is not None and h.us > spin.us]
-    return later[0] if later else None
+    i = next((k for k, h in enumerate(steps) if h.us >= ISSUE_MARGIN * p90), len(steps) - 1)
+    return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
 
 
 @dataclass
@@ -617,14 +607,6 @@ def time_cuda(
             t, gap, out = one(args, first)
             if first:
                 firsts.append((issue_us[-1], spin_us[0]))
-                if spin_us[0] and issue_us[-1] > spin_us[0]:
-                    # issued late: host time in this first call's time. The next first calls spin
-                    # longer, so the first round (the memoisation check's evidence) measures the
-                    # device; a candidate slow to issue on new data at the ladder's end stays slow
-                    longer = longer_step(steps, spins["first"])
-                    if longer is not None:
-                        spins["first"] = longer
-                        floors["first"] = gap_floor(device, trials=20, spin=longer)
             if trace and len(traced) < TRACE_MAX:
                 traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first, gap])
             return t, gap, out

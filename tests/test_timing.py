@@ -282,24 +282,6 @@ def test_spin_lengths_cover_the_hosts_issue_time_and_the_first_call_gets_longer(
     assert (every.us, first.us) == (640.0, 640.0)
     assert timing.choose_spins([], [10.0]) == (None, None)
     assert timing.choose_spins(steps, [])[0].us == 40.0
-    # the whole ladder: both spins stop at EVERY_CALL_MAX_US (its longer steps: longer_step's)
-    ladder = [SimpleNamespace(us=40.0 * k) for k in timing.HEAD_START_LADDER]
-    assert ladder[-1].us > timing.EVERY_CALL_MAX_US
-    every, first = timing.choose_spins(ladder, [5000.0])
-    assert (every.us, first.us) == (timing.EVERY_CALL_MAX_US, timing.EVERY_CALL_MAX_US)
-    every, first = timing.choose_spins(ladder, [100.0])  # 150 us needed: 160, first 640
-    assert (every.us, first.us) == (160.0, 640.0)
-
-
-def test_a_late_first_call_makes_the_next_first_calls_spin_a_step_longer_up_to_the_ladders_end():
-    from types import SimpleNamespace
-
-    ladder = [SimpleNamespace(us=40.0 * k) for k in timing.HEAD_START_LADDER]
-    assert timing.longer_step(ladder, ladder[2]) is ladder[3]
-    every_max = [h for h in ladder if h.us <= timing.EVERY_CALL_MAX_US][-1]
-    assert timing.longer_step(ladder, every_max).us > timing.EVERY_CALL_MAX_US  # first calls may spin past it
-    assert timing.longer_step(ladder, ladder[-1]) is None
-    assert timing.longer_step(ladder, None) is None
 
 
 @pytest.mark.gpu
