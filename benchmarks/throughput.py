@@ -160,9 +160,16 @@ class Cut(KeyboardInterrupt):
     KeyboardInterrupt, so the batch stops as it does for Ctrl-C (its judging threads take no more)."""
 
 
+_TERM = {"judging": False, "stopped": False}  # a pass's batch is running; SIGTERM came
+
+
 def _on_term(signum, frame):
+    """SIGTERM: stop the batch in hand (its pass reports what it finished) and run no other pass.
+    Outside a batch (summing up, writing), the pass in hand ends first."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the command and its process group: once is enough
-    raise Cut()
+    _TERM["stopped"] = True
+    if _TERM["judging"]:
+        raise Cut()
 
 
 def measure(problems, models, gpus: int, guards: bool, device: str, args, root: Path, overlap: bool = False,
@@ -179,11 +186,14 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     with Peaks() as peaks:
         shm_base = peaks.shm
         try:
+            _TERM["judging"] = True
             for m in models:
                 runner.run_batch(problems, m, run_id=run_id, runs_root=root, opts=opts, progress=not args.quiet,
                                  prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
         except KeyboardInterrupt:  # Cut included
             partial = True
+        finally:
+            _TERM["judging"] = False
     wall = time.monotonic() - started
     df = read_records(root, run_id)
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
@@ -273,7 +283,7 @@ def main() -> None:
         out.append(r)
         print(json.dumps(r), flush=True)
         path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
-        if r["partial"]:
+        if _TERM["stopped"]:
             print(f"stopped: {len(passes) - len(out)} pass(es) not run", flush=True)
             break
     print(f"{'gpus':>4} {'guards':>6} {'overlap':>7} {'idle s':>6} {'cands':>5} {'wall s':>7} {'cand/h':>8} {'cand/GPU-h':>10} {'median s':>8} {'p90 s':>6} {'RSS MB':>7} {'shm MB':>6}")
