@@ -16,7 +16,10 @@
 #                                               more than one 300 s step: call it again until it ends in time (what
 #                                               was built stays built while the machine stays warm)
 #   bash benchmarks/gpu_session.sh measure N    the full batch measured on N GPUs (guards on), after `warm` in an
-#                                               earlier call on the same, still warm, machine
+#                                               earlier call on the same, still warm, machine. A pass cut at the step's
+#                                               limit reports the candidates it finished, marked "partial" (2026-11-27:
+#                                               on two H100s, warm and measure 2 each reached 86 of 110 in a 300 s step;
+#                                               give `warm` a whole call, then one call to each measure)
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).

@@ -20,8 +20,8 @@ first call on each input set, whose host path follows the set's draw with cold c
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
 ``Timing.first_round_late`` counts the first calls on a set issued later than their spin. On the
-H100 (2026-11-27) an honest torch.compile candidate issued settled calls in 160-300 us and first
-calls on a set in 300-1,150 us: in 1 of 18 judgements all five first calls were late (first round
+H100 (2026-11-27) an honest torch.compile candidate issued settled calls in 150-330 us and first
+calls on a set in 270-1,150 us: in 1 of 18 judgements all five first calls were late (first round
 0.070 ms against 0.028 ms repeats; in session 16, 0.378 ms: a false memoisation flag). Longer spins
 for first calls were tried and not kept: with every first call at 2,560 us, 12 of 60 first calls
 read over 1.5x the median without being late, against 6 of 90 at the spins chosen here; where a
