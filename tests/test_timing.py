@@ -106,6 +106,18 @@ def test_first_round_survives_a_remeasurement():
     assert t.remeasured >= 1 and t.first_round_ms is not None and t.first_round_ms > 4
 
 
+def test_the_first_round_is_reported_beside_its_peers_in_the_first_run():
+    """first_round_ms: the first call on each unseen set; first_run_ms: the same run's other calls."""
+    seen: set = set()
+
+    def fn(x):
+        time.sleep(0.004 if x not in seen else 0.0005)  # slow only on data it has not seen
+        seen.add(x)
+
+    t = timing.time_cpu(fn, [[1], [2], [3]], warmup_ms=0, min_trials=30, max_trials=30, warmup_sets=[[0]])
+    assert t.first_round_ms > 3.5 and t.first_run_ms < 2 and t.remeasured == 0
+
+
 def test_device_spans_are_assigned_to_the_call_they_started_in():
     windows = [(100.0, 200.0), (0.0, 50.0), (300.0, 400.0)]
     spans = [(10.0, 5.0), (20.0, 7.0), (60.0, 100.0), (150.0, 30.0), (199.0, 500.0), (350.0, 1.0), (450.0, 9.0)]
@@ -390,3 +402,30 @@ def test_timed_output_samples_leave_the_candidate_its_memory(monkeypatch):
     monkeypatch.setattr(worker, "_memory_reserved", lambda d: 25 << 30)
     monkeypatch.setattr(worker, "_memory_allocated", lambda d: 5 << 30)
     assert worker._snapshot([FakeCuda()]) == ["on the device"]
+
+
+def test_the_candidates_other_processes_and_their_cpu_time_are_counted():
+    """What a candidate runs beside its timed calls (a compiler's worker pool, say): its processes,
+    grandchildren included, and the CPU seconds they used (Timing.others, others_cpu_s)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from kbench_lib import worker
+
+    n0, cpu0 = worker._descendants_cpu()
+    grandchild = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\ntime.sleep(20)\n"
+    burn = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}]).wait()\n"
+    child = subprocess.Popen([sys.executable, "-c", burn], start_new_session=True)  # its group: both killed below
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            n, cpu = worker._descendants_cpu()
+            if n >= n0 + 2 and cpu - cpu0 >= 0.25:  # the child and its grandchild, the grandchild's CPU time
+                break
+            time.sleep(0.05)
+        assert n >= n0 + 2 and cpu - cpu0 >= 0.25, (n0, cpu0, n, cpu)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
