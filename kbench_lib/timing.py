@@ -536,7 +536,8 @@ def time_cuda(
     ``head_start`` issues each call behind the device-filling spin (module docstring).
     ``on_trials()`` is called once the warm-up is over, before the first timed call.
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
-    spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py)."""
+    spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in
+    ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py)."""
     t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
@@ -548,7 +549,7 @@ def time_cuda(
     spin_us = [0.0]  # the last call's spin
     late = [0]
     firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
-    traced: list[list] = []  # trace: the first run's calls
+    traced: list[list] = []  # trace: the timed calls (every run)
     t1 = _monotonic()
 
     def one(args, first: bool = False):
