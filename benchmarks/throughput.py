@@ -190,7 +190,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             for m in models:
                 runner.run_batch(problems, m, run_id=run_id, runs_root=root, opts=opts, progress=not args.quiet,
                                  prebuild_jobs=args.build_jobs, gpus=gpus, overlap=overlap)
-        except KeyboardInterrupt:  # Cut included
+        except Cut:  # Ctrl-C (a plain KeyboardInterrupt) still ends the run
             partial = True
         finally:
             _TERM["judging"] = False
@@ -210,9 +210,9 @@ def summary(df, wall: float, gpus: int) -> dict:
     """A pass's figures from its records: counts, rates, seconds per candidate and per judge stage
     (median and p90), outcomes."""
     n = len(df)
-    per = [float(x) for x in df["judge_s"].dropna()] if n else []
+    per = [float(x) for x in df["judge_s"].dropna()]
     stages: dict[str, list[float]] = {}
-    for st in (df["judge_stages"] if n else []):
+    for st in df["judge_stages"]:
         for k, val in (st or []):
             stages.setdefault(k, []).append(val)
     return {
@@ -221,8 +221,8 @@ def summary(df, wall: float, gpus: int) -> dict:
         "candidates_per_gpu_hour": round(n / wall * 3600 / gpus, 1) if wall > 0 else 0.0,
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
-        "outcomes": df["failure"].fillna("none").value_counts().to_dict() if n else {},
-        "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()) if n else 0,
+        "outcomes": df["failure"].fillna("none").value_counts().to_dict(),
+        "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
     }
 
 

@@ -546,7 +546,6 @@ def time_cuda(
     floors = {"every": gap_floor(device, spin=spins["every"])}
     floors["first"] = floors["every"]
     issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
-    spin_us = [0.0]  # the last call's spin
     late = [0]
     firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
     traced: list[list] = []  # trace: the timed calls (every run)
@@ -568,7 +567,6 @@ def time_cuda(
         _record(end)
         issued = (_perf_counter_ns() - t_issue) / 1e3
         issue_us.append(issued)
-        spin_us[0] = spin.us if spin is not None else 0.0
         if spin is not None and issued > spin.us:
             late[0] += 1
         _synchronize(device)
@@ -606,10 +604,12 @@ def time_cuda(
             first = i not in called
             called.add(i)
             t, gap, out = one(args, first)
+            spin = spins["first" if first else "every"]
+            spin_us = spin.us if spin is not None else 0.0
             if first:
-                firsts.append((issue_us[-1], spin_us[0]))
+                firsts.append((issue_us[-1], spin_us))
             if trace and len(traced) < TRACE_MAX:
-                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us[0], first, gap])
+                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us, first, gap])
             return t, gap, out
 
         result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,

@@ -277,42 +277,36 @@ def _changed(before: dict) -> list[str]:
     return sorted(k for k, v in before.items() if now.get(k) is not v)
 
 
-def _child_processes() -> list[int]:
-    """Processes this one started that are still alive (THREATS #12: work outside the window)."""
-    me = str(os.getpid())
-    found = []
+def _processes() -> dict[int, tuple[str, int, int]]:
+    """Every process this one can see: pid -> (state, parent pid, CPU ticks used: user + system)."""
+    found = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit() and entry != me:
+        if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
-                if fields[1] == me and fields[0] != "Z":
-                    found.append(int(entry))
-            except (OSError, IndexError):
+                found[int(entry)] = (fields[0], int(fields[1]), int(fields[11]) + int(fields[12]))
+            except (OSError, IndexError, ValueError):
                 continue
     return found
+
+
+def _child_processes() -> list[int]:
+    """Processes this one started that are still alive (THREATS #12: work outside the window)."""
+    me = os.getpid()
+    return [pid for pid, (state, ppid, _) in _processes().items() if ppid == me and state != "Z"]
 
 
 def _descendants_cpu() -> tuple[int, float]:
     """(processes descending from this one, the CPU seconds they have used): work of the
     candidate's beside the timed calls (a compiler's worker pool starting up, say), which slows
     the host's launches of the calls timed meanwhile."""
-    parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                parent[int(entry)] = int(fields[1])
-                ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime + stime
-            except (OSError, IndexError, ValueError):
-                continue
+    procs = _processes()
     mine, frontier = set(), {os.getpid()}
     while frontier:
-        frontier = {p for p, pp in parent.items() if pp in frontier and p not in mine}
+        frontier = {p for p, (_, pp, _) in procs.items() if pp in frontier and p not in mine}
         mine |= frontier
-    return len(mine), sum(ticks[p] for p in mine) / os.sysconf("SC_CLK_TCK")
+    return len(mine), sum(procs[p][2] for p in mine) / os.sysconf("SC_CLK_TCK")
 
 
 def _start_runtime_threads(device: torch.device, profile: bool) -> None:
