@@ -58,7 +58,7 @@ case "${1:-}" in
       --idle-timeout ${IDLE:-10 0} --out-dir "$OUT" --records-dir "$OUT"
     ;;
   speed)
-    bounded judge_speed python3 benchmarks/judge_speed.py --suite 8192 --shared-reference yes --repeat 3 --timing on \
+    bounded judge_speed python3 benchmarks/judge_speed.py --suite 8192 --shared-reference yes --repeat 3 --timing on --device-arena "${ARENA:-both}" \
       --out "$OUT/judge_speed_8192.json"
     ;;
   warm)

@@ -59,10 +59,10 @@ def _pairs(a) -> list[tuple[str, object, Candidate]]:
     return [(backend, problem, cand) for backend, cand in candidates(a.device).items() if not a.backends or backend in a.backends]
 
 
-def _options(a, timing: bool) -> JudgeOptions:
+def _options(a, timing: bool, arena: bool = True) -> JudgeOptions:
     if a.suite == "8192":
-        return JudgeOptions(device=a.device, timing=timing)  # the target's "default options"
-    return JudgeOptions(device=a.device, timing=timing, timing_budget_s=2.0)
+        return JudgeOptions(device=a.device, timing=timing, device_arena=arena)  # the target's "default options"
+    return JudgeOptions(device=a.device, timing=timing, timing_budget_s=2.0, device_arena=arena)
 
 
 def main() -> None:
@@ -78,7 +78,11 @@ def main() -> None:
     ap.add_argument("--shared-reference", choices=["no", "yes", "both"], default="no",
                     help="warm judges reuse one prepared reference per problem, as a batch does (yes), prepare their own "
                          "as `kbench eval` does (no), or both")
+    ap.add_argument("--device-arena", choices=["on", "off", "both"], default="on",
+                    help="outputs through the judge's device arena (on, the default), through files (off), or both, "
+                         "alternating judgement by judgement so that a host's drift falls on both alike")
     a = ap.parse_args()
+    arenas = {"on": (True,), "off": (False,), "both": (True, False)}[a.device_arena]
     os.environ["KBENCH_CACHE"] = tempfile.mkdtemp(prefix="kbench-bench-cache-")
     rows = []
     for label, problem, cand in _pairs(a):
@@ -94,36 +98,47 @@ def main() -> None:
                     t0 = time.monotonic()
                     prepared = prepare_problem(problem, opts)
                     prepare_s = time.monotonic() - t0
-                warm, verdicts = [], []
+                warm = {arena: [] for arena in arenas}
+                judged = {arena: [] for arena in arenas}
                 for _ in range(a.repeat):
-                    t0 = time.monotonic()
-                    v = judge(problem, cand, opts, prepared=prepared)
-                    warm.append(time.monotonic() - t0)
-                    verdicts.append(v)
-                v = verdicts[-1]
-                rows.append({
-                    "backend": label, "problem": problem.key, "timing": timing, "shared_reference": shared,
-                    "correct": all(x.correct for x in verdicts), "first_judge_s": first_s, "first_build_s": first.build_s,
-                    "prepare_s": prepare_s, "warm_judge_s_median": statistics.median(warm), "warm_judge_s": warm,
-                    "small": v.small, "device_name": v.device_name, "failure": v.failure,
-                    "flags": sorted({f for x in verdicts for f in x.flags}), "stage_s_last": v.stage_s,
-                    "timing_phase_s": (v.runtime_stats or {}).get("phase_s"),
-                    "warmup_calls": (v.runtime_stats or {}).get("warmup_calls"),
-                    "trials": (v.runtime_stats or {}).get("n_trials"), "remeasured": (v.runtime_stats or {}).get("remeasured"),
-                    "runtime_ms": v.runtime_ms, "baseline_ms": v.baseline_ms, "speedup": v.speedup,
-                })
-                print(json.dumps(rows[-1], default=str), flush=True)
+                    for arena in arenas:
+                        t0 = time.monotonic()
+                        v = judge(problem, cand, _options(a, timing, arena), prepared=prepared)
+                        warm[arena].append(time.monotonic() - t0)
+                        judged[arena].append(v)
+                for arena in arenas:
+                    rows.append(_row(label, problem, timing, shared, arena, first, first_s, prepare_s, warm[arena], judged[arena]))
+                    print(json.dumps(rows[-1], default=str), flush=True)
+    _summary(rows)
+    if a.out:
+        Path(a.out).write_text(json.dumps(rows, indent=1, default=str))
+
+
+def _row(label, problem, timing, shared, arena, first, first_s, prepare_s, warm, verdicts) -> dict:
+    v = verdicts[-1]
+    return {
+        "backend": label, "problem": problem.key, "timing": timing, "shared_reference": shared, "device_arena": arena,
+        "correct": all(x.correct for x in verdicts), "first_judge_s": first_s, "first_build_s": first.build_s,
+        "prepare_s": prepare_s, "warm_judge_s_median": statistics.median(warm), "warm_judge_s": warm,
+        "small": v.small, "device_name": v.device_name, "failure": v.failure,
+        "flags": sorted({f for x in verdicts for f in x.flags}), "stage_s_last": v.stage_s,
+        "timing_phase_s": (v.runtime_stats or {}).get("phase_s"),
+        "warmup_calls": (v.runtime_stats or {}).get("warmup_calls"),
+        "trials": (v.runtime_stats or {}).get("n_trials"), "remeasured": (v.runtime_stats or {}).get("remeasured"),
+        "runtime_ms": v.runtime_ms, "baseline_ms": v.baseline_ms, "speedup": v.speedup,
+    }
+
+
+def _summary(rows: list[dict]) -> None:
     print(f"{'backend':14} {'timing':6} {'shared':6} {'correct':7} {'first build s':>13} {'first judge s':>13} {'warm judge s':>12}")
     for r in rows:
         fb = f"{r['first_build_s']:.1f}" if r["first_build_s"] else "-"
         print(f"{r['backend']:14} {str(r['timing']):6} {str(r['shared_reference']):6} {str(r['correct']):7} {fb:>13} "
-              f"{r['first_judge_s']:13.1f} {r['warm_judge_s_median']:12.2f}")
+              f"{r['first_judge_s']:13.1f} {r['warm_judge_s_median']:12.2f}  device arena: {'on' if r['device_arena'] else 'off'}")
         print("   stages (last warm judge):", r["stage_s_last"], r["failure"] or "", r["flags"] or "")
         if r["timing_phase_s"]:
             print("   timing phases:", r["timing_phase_s"], "warm-up calls", r["warmup_calls"], "trials", r["trials"],
                   "remeasured", r["remeasured"])
-    if a.out:
-        Path(a.out).write_text(json.dumps(rows, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ ISOLATIONS = (
     CLONE_NEWUSER | CLONE_NEWNET,
 )
 MAX_MSG = 1 << 20
+MAX_FDS = 8  # a request's descriptors: log, messages, then named ones (gate, device arena)
 # imported by the server before any fork (none of them initialises CUDA or starts a thread): the
 # profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
@@ -242,8 +243,9 @@ def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
     os.chdir(req["workdir"])
     env = dict(req["env"])
     env["KBENCH_MSG_FD"] = str(msg_fd)
-    if len(fds) > 2:  # the gate (sandbox.start_isolated(gated=True))
-        env["KBENCH_GATE_FD"] = str(fds[2])
+    # the gate (sandbox.start_isolated(gated=True)) and named descriptors (a device arena's), by name
+    for name, fd in zip(req.get("fd_names") or [], fds[2:]):
+        env[str(name)] = str(fd)
     env["KBENCH_FS_READONLY"] = "1" if fs_readonly else "0"
     os.environ.clear()
     os.environ.update(env)
@@ -333,7 +335,7 @@ def serve(sock: socket.socket, cuda: bool) -> None:
                 _send(sock, {"event": "exit", "id": rid, "returncode": code})
         if not ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, 4)
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, MAX_FDS)
         if not msg:
             return
         req = json.loads(msg)
@@ -402,12 +404,16 @@ class ForkServer:
             self._buf += chunk
 
     def spawn(self, args: list[str], workdir: str, env: dict, rw: list[str], isolate: bool, max_file_bytes: int,
-              fds: list[int]) -> tuple[str, int]:
+              fds: list[int], fd_names: list[str] = ()) -> tuple[str, int]:
         """Starts a worker; returns (request id, C1's pid). ``fds``: the child's log and message
-        pipes' write ends, then optionally its gate's read end; the caller keeps (and closes) its own."""
+        pipes' write ends, then the descriptors named to it by the environment variables
+        ``fd_names`` (its gate's read end, a device arena's); the caller keeps (and closes) its own."""
+        if len(fds) != 2 + len(fd_names) or len(fds) > MAX_FDS:
+            raise ValueError(f"{len(fds)} descriptors for {len(fd_names)} names")
         self._n += 1
         rid = f"{os.getpid()}-{self._n}"
-        req = {"id": rid, "args": args, "workdir": workdir, "env": env, "rw": rw, "isolate": isolate, "max_file_bytes": max_file_bytes}
+        req = {"id": rid, "args": args, "workdir": workdir, "env": env, "rw": rw, "isolate": isolate, "max_file_bytes": max_file_bytes,
+               "fd_names": list(fd_names)}
         socket.send_fds(self.sock, [json.dumps(req).encode()], list(fds))
         while True:
             msg = self._recv(timeout=60)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from . import build, guards, profiling, sandbox, server_pool, tensorfile
+from . import build, device_arena, guards, profiling, sandbox, server_pool, tensorfile
 from .build_claim import BuildClaim
 from .candidates import Candidate
 from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
@@ -68,6 +68,9 @@ class JudgeOptions:
     # CUDA: keep every timed call's time, host issue time and spin in runtime_stats["trace"] (a
     # diagnostic of the timing itself; benchmarks/compile_first_round.py)
     timing_trace: bool = False
+    # outputs through a device arena shared with the worker alone (device_arena.py), where the
+    # driver allows; off: through files in /dev/shm (page-locked copies), as before
+    device_arena: bool = True
     compile_baseline: bool = False  # measure torch.compile when no stored baseline exists
     # also time the candidate and the eager baseline on every variant, each over never-seen input
     # sets of its own (prepared.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
@@ -344,7 +347,7 @@ def _plans_variant_timing(prep: PreparedProblem, opts: JudgeOptions) -> bool:
     return not (opts.timing and has_variants) or bool(prep.timed_variants) == bool(opts.time_variants)
 
 
-_START_PARTS = ("context", "draw", "imports", "threads")
+_START_PARTS = ("context", "draw", "imports", "threads", "arena")
 
 
 def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: float) -> None:
@@ -412,7 +415,7 @@ class Judgement:
         self.run: sandbox.Running | None = None  # None after _start: the verdict needed no run (a failed build)
         self._own_dir = workdir is None
         self.wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if self._own_dir else Path(workdir)
-        self._allocating = self._out = None
+        self._allocating = self._out = self._arena = None
         self._claim: BuildClaim | None = None
         self._finished: Verdict | None = None
         try:
@@ -438,8 +441,13 @@ class Judgement:
         self.wd.mkdir(parents=True, exist_ok=True)
         _write_job(self.wd, prep, candidate, opts)
         self._out = _OutDir(self.wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
-        self._allocating = _preallocate_outputs(self._out, prep, opts)
         lap("write_job")
+        self._arena = _output_arena(prep, opts)
+        if self._arena is not None:
+            self._out.arena = self._arena
+            lap("device_arena")
+        else:
+            self._allocating = _preallocate_outputs(self._out, prep, opts)
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
             b = build_candidate(candidate, device, opts, self.wd)
@@ -455,10 +463,20 @@ class Judgement:
         if build.needs_build(candidate):
             self._claim = BuildClaim(build.build_dir(candidate, device))
         self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
-                                          timeout_s=run_limit_s(prep, opts), env_extra=build.build_env(candidate, device),
+                                          timeout_s=run_limit_s(prep, opts), env_extra={**build.build_env(candidate, device), **self._arena_env()},
                                           isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
                                           writable=build.writable_dirs(candidate, device), gated=gated,
-                                          idle_timeout_s=opts.idle_timeout_s or None)
+                                          idle_timeout_s=opts.idle_timeout_s or None, fds=self._arena_fds())
+        if self._arena is not None:
+            self._arena.close_fd()  # the worker has its own: no later worker can be given this one
+
+    def _arena_fds(self) -> dict[str, int]:
+        if self._arena is None or self._arena.fd < 0:
+            return {}
+        return {device_arena.ENV_FD: self._arena.fd}
+
+    def _arena_env(self) -> dict[str, str]:
+        return {device_arena.ENV_BYTES: str(self._arena.nbytes)} if self._arena is not None and self._arena.fd >= 0 else {}
 
     @property
     def isolated(self) -> bool:
@@ -544,6 +562,9 @@ class Judgement:
             self._release_claim()
             if self._allocating is not None:
                 self._allocating.stop()
+            if self._arena is not None:  # its memory goes back once no tensor views it
+                self._arena.close_fd()
+                self._arena = None
             if self._out is not None:
                 self._out.close(self._allocating.names if self._allocating is not None else [])
                 self._out = None
@@ -590,21 +611,53 @@ class _Preallocation:
             t.join()
 
 
+def _output_files(prep: PreparedProblem, opts: JudgeOptions) -> list[tuple[str, int, int]]:
+    """The worker's result files as an honest worker writes them: (name, bytes of tensors, number
+    of tensors) for each case's outputs and gradients, and for each timed run's samples."""
+    def tensors(c) -> list:
+        return [c.expected, c.expected_input_grads, c.expected_param_grads]
+
+    files = [(f"case_{i}.kbt", nbytes(tensors(c)), _count_tensors(tensors(c))) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
+    if opts.timing:
+        for k, (name, timed, _) in enumerate(prep.timing_groups):
+            outs = [prep.cases[i].expected for i in timed]
+            files.append((timing_file(timed, name if k else None), nbytes(outs), _count_tensors(outs)))
+    return files
+
+
+def _count_tensors(obj) -> int:
+    if isinstance(obj, torch.Tensor):
+        return 1
+    if isinstance(obj, (list, tuple)):
+        return sum(_count_tensors(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(_count_tensors(o) for o in obj.values())
+    return 0
+
+
+ARENA_MIN = 16 << 20  # below this, outputs are cheap to move through files
+
+
+def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
+    """The device arena for the worker's outputs (:mod:`kbench_lib.device_arena`), or None: a CPU
+    device, outputs too small to be worth it, ``opts.device_arena`` off, or an arena that cannot
+    be made (then the files carry everything, preallocated as before)."""
+    if not opts.device_arena or not prep.device.startswith("cuda"):
+        return None
+    files = _output_files(prep, opts)
+    need = sum(n + device_arena.ALIGN * k for _, n, k in files)
+    if sum(n for _, n, _ in files) < ARENA_MIN:
+        return None
+    return device_arena.create(prep.device, need)
+
+
 def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
     """Allocates the pages of the worker's output files (each case's outputs and gradients, and the
     timed samples) on a thread of the judge while the worker starts, so that the worker's
     page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
     if not prep.device.startswith("cuda"):
         return None
-
-    def size(c) -> int:
-        return nbytes(c.expected) + nbytes(c.expected_input_grads) + nbytes(c.expected_param_grads)
-
-    files = [(f"case_{i}.kbt", size(c)) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
-    if opts.timing:
-        for k, (name, timed, _) in enumerate(prep.timing_groups):
-            files.append((timing_file(timed, name if k else None), sum(nbytes(prep.cases[i].expected) for i in timed)))
-    files = [(p, n + HEADER_ROOM) for p, n in files if n >= PREALLOCATE_MIN]
+    files = [(p, n + HEADER_ROOM) for p, n, _ in _output_files(prep, opts) if n >= PREALLOCATE_MIN]
     if not files:
         return None
     return _Preallocation(out, files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))
@@ -800,6 +853,7 @@ class _OutDir:
         self._ident = (st.st_dev, st.st_ino)
         self._files: dict[str, int] | None = None  # after detach(): the result files, open
         self._replaced = False
+        self.arena = None  # the judgement's device arena, where the worker's files may place tensors
 
     def detach(self) -> None:
         """Opens every result file (``*.kbt``) now and reads only those from here on, so that the
@@ -849,8 +903,8 @@ class _OutDir:
             if self._files is not None:
                 if name not in self._files:
                     raise tensorfile.TensorFileError(f"cannot open {name}: No such file or directory")
-                return tensorfile.read(name, device=device, max_bytes=max_bytes, fd=self._files[name])
-            return tensorfile.read(name, device=device, dir_fd=self.fd, max_bytes=max_bytes)
+                return tensorfile.read(name, device=device, max_bytes=max_bytes, fd=self._files[name], arena=self.arena)
+            return tensorfile.read(name, device=device, dir_fd=self.fd, max_bytes=max_bytes, arena=self.arena)
 
     def close(self, names=()) -> None:
         """Closes the folder; where it no longer sits at ``out`` (moved away by the candidate, so
@@ -870,6 +924,7 @@ class _OutDir:
         finally:
             os.close(self.fd)
             self.fd = -1
+            self.arena = None
 
 
 MAX_RESULT_FILES = 1024  # more result files than any plan writes: the rest are never opened

@@ -284,6 +284,7 @@ def start_isolated(
     writable: tuple[str, ...] = (),
     gated: bool = False,
     idle_timeout_s: float | None = None,
+    fds: dict[str, int] | None = None,
 ) -> "Running":
     """:func:`run_isolated`, started and not waited for: the caller goes on while it runs and
     collects its :class:`ProcessResult` with :meth:`Running.result`.
@@ -294,7 +295,10 @@ def start_isolated(
     on the previous candidate and still give it the GPU alone for the measured part.
 
     ``idle_timeout_s``: also end it (a timeout) once its session has used no CPU time for that
-    long after its gate opened (:mod:`kbench_lib.idle`); None: the time limit alone."""
+    long after its gate opened (:mod:`kbench_lib.idle`); None: the time limit alone.
+
+    ``fds``: more descriptors the child inherits, each named to it by an environment variable
+    (a device arena's: :mod:`kbench_lib.device_arena`); the caller keeps and closes its own."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -303,6 +307,8 @@ def start_isolated(
     env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
     if gated:
         env["KBENCH_GATE_FD"] = str(gate_r)
+    named = dict(fds or {})
+    env.update({name: str(fd) for name, fd in named.items()})
     # the worker must import this package whatever the cwd and however it was installed
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -318,7 +324,7 @@ def start_isolated(
         server = warm_server(cuda)
     if server is not None:  # it closes every descriptor given to it, whatever happens
         return _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
-                             gate_r, gate_w, idle_timeout_s)
+                             gate_r, gate_w, idle_timeout_s, named)
     try:
         prefix = isolation_prefix(cuda) if isolate_network else ()
         cmd = wrap(prefix, [sys.executable, *args])
@@ -330,7 +336,7 @@ def start_isolated(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,) + ((gate_r,) if gated else ()),
+            pass_fds=(write_fd,) + ((gate_r,) if gated else ()) + tuple(named.values()),
             start_new_session=True,
             preexec_fn=functools.partial(_limit_resources, max_file_bytes),
         )
@@ -470,17 +476,20 @@ def close_servers() -> None:
 
 
 def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w,
-                  idle_timeout_s) -> Running:
+                  idle_timeout_s, named: dict[str, int]) -> Running:
     """start_isolated through the fork server: same limits, same result."""
     from .forkserver import CLONE_NEWNET, CLONE_NEWPID
 
     log_r, log_w = os.pipe()
     started = time.monotonic()
-    fds = [log_w, write_fd] + ([gate_r] if gate_r >= 0 else [])
-    child_env = {k: v for k, v in env.items() if k not in ("KBENCH_MSG_FD", "KBENCH_GATE_FD")}
+    fds = [log_w, write_fd]
+    names = (["KBENCH_GATE_FD"] if gate_r >= 0 else []) + list(named)
+    fds += ([gate_r] if gate_r >= 0 else [])
+    fds += [os.dup(fd) for fd in named.values()]  # the caller's own stay open
+    child_env = {k: v for k, v in env.items() if k not in ("KBENCH_MSG_FD", *names)}
     try:
         with server.lock:
-            rid, pid = server.spawn(list(args), workdir, child_env, rw, isolate, max_file_bytes, fds)
+            rid, pid = server.spawn(list(args), workdir, child_env, rw, isolate, max_file_bytes, fds, names)
     except BaseException:
         for fd in (log_r, read_fd, gate_w):
             if fd >= 0:

@@ -22,6 +22,11 @@ beforehand, on its own CPU time, while the worker starts; :func:`write` then fil
 already there (it never truncates to zero first). Each candidate gets fresh files of its own: no page
 is ever shared between two candidates.
 
+Device arenas (:mod:`kbench_lib.device_arena`): given one, the writer copies each CUDA tensor of the
+arena's device that fits into the arena (device to device) and the file records the tensor's arena
+offset (``"arena": true``) instead of its bytes; the reader returns views of its own mapping of the
+same arena, checked against the arena's size as file entries are against the file's.
+
 The writer runs in the candidate's process and the file may have been forged: the reader trusts
 nothing in it. Offsets and sizes are checked against the file, dtypes against an allow-list, and
 every tensor it returns is an ordinary ``torch.Tensor`` built here (THREATS #13, #15).
@@ -54,6 +59,8 @@ _reshape = torch.Tensor.reshape
 _contiguous = torch.Tensor.contiguous
 _view = torch.Tensor.view
 _detach = torch.Tensor.detach
+_narrow = torch.Tensor.narrow
+_synchronize = torch.cuda.synchronize
 _dumps = json.dumps
 PIN_MIN_BYTES = 4 << 20  # below this, registering costs more than it saves
 _REGISTER_PORTABLE, _REGISTER_READ_ONLY = 0x01, 0x08  # CU_MEMHOSTREGISTER_PORTABLE, CU_MEMHOSTREGISTER_READ_ONLY
@@ -128,13 +135,14 @@ def _aligned(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def write(path: str, tree, dir_fd: int | None = None) -> None:
-    """Write ``tree`` to ``path`` (tensors from any device, copied into the mapped file). With
-    ``dir_fd``, ``path`` is relative to that open folder; a symlink at ``path`` is never followed."""
+def write(path: str, tree, dir_fd: int | None = None, arena=None) -> None:
+    """Write ``tree`` to ``path`` (tensors from any device, copied into the mapped file, or into
+    ``arena``, a :class:`device_arena.Arena`, where they fit). With ``dir_fd``, ``path`` is relative
+    to that open folder; a symlink at ``path`` is never followed."""
     tensors: list = []
     skeleton = _layout(tree, tensors)
     metas, offset = [], 0
-    flat = []
+    flat, placed = [], []
     for t in tensors:
         t = _detach(t)
         if t.is_complex():
@@ -143,14 +151,25 @@ def write(path: str, tree, dir_fd: int | None = None) -> None:
         else:
             shape_dtype = str(t.dtype)
         nbytes = t.numel() * t.element_size()
-        metas.append({"dtype": shape_dtype, "shape": list(t.shape) if shape_dtype == str(t.dtype) else list(t.shape[:-1]),
-                      "offset": offset, "nbytes": nbytes})
+        meta = {"dtype": shape_dtype, "shape": list(t.shape) if shape_dtype == str(t.dtype) else list(t.shape[:-1]),
+                "nbytes": nbytes}
+        at = arena.take(nbytes) if arena is not None and nbytes and t.device == arena.device else None
+        if at is not None:
+            placed.append((t, at, nbytes))
+            metas.append({**meta, "offset": at, "arena": True})
+            continue
+        metas.append({**meta, "offset": offset})
         flat.append(t)
         offset = _aligned(offset + nbytes)
+    for t, at, nbytes in placed:  # device to device, before the file exists: the file names only bytes that are there
+        _copy(_narrow(arena.tensor, 0, at, nbytes), _view(_reshape(_contiguous(t), (-1,)), torch.uint8))
+    if placed and arena.device.type == "cuda":
+        _synchronize(arena.device)  # in the arena before the worker reports or exits
     header = _dumps({"tree": skeleton, "tensors": metas}).encode()
     start = _aligned(len(MAGIC) + 8 + len(header))
     total = start + offset
-    on_gpu = sum(m["nbytes"] for t, m in zip(flat, metas) if t.is_cuda)
+    file_metas = [m for m in metas if not m.get("arena")]
+    on_gpu = sum(m["nbytes"] for t, m in zip(flat, file_metas) if t.is_cuda)
     # no O_TRUNC: pages preallocated by the judge are kept
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
@@ -162,7 +181,7 @@ def write(path: str, tree, dir_fd: int | None = None) -> None:
             mm[len(MAGIC): len(MAGIC) + 8] = struct.pack("<Q", len(header))
             mm[len(MAGIC) + 8: len(MAGIC) + 8 + len(header)] = header
             with _Pinned(mm, max(total, 1), wanted=on_gpu >= PIN_MIN_BYTES):
-                for t, m in zip(flat, metas):
+                for t, m in zip(flat, file_metas):
                     if not m["nbytes"]:
                         continue
                     dst = _frombuffer(mm, dtype=torch.uint8, count=m["nbytes"], offset=start + m["offset"])
@@ -205,9 +224,11 @@ def _rebuild(node, tensors: list):
 
 
 def read(path: str, device: str | torch.device | None = None, dir_fd: int | None = None, max_bytes: int | None = None,
-         fd: int | None = None):
+         fd: int | None = None, arena=None):
     """The tree written by :func:`write`. Tensors are CPU tensors viewing the file's mapping, or,
     with a CUDA ``device``, copies on that device (page-locked copies; the mapping is closed).
+    Tensors the writer placed in the device arena are views of ``arena`` (this process's mapping
+    of it; a file naming the arena when none is given is forged).
 
     With ``dir_fd``, ``path`` is relative to that open folder; with ``fd``, the file is that open
     descriptor (the caller's: it stays open) and ``path`` only names it in messages. Only a regular file is read: a
@@ -248,17 +269,19 @@ def read(path: str, device: str | torch.device | None = None, dir_fd: int | None
     start = _aligned(len(MAGIC) + 8 + hlen)
     if not isinstance(metas, list):
         raise TensorFileError("unreadable header: the tensor list is not a list")
-    tensors, spans = [], []
+    tensors, spans = [], {False: [], True: []}
     for m in metas:
-        t, span = _tensor(mm, m, start, size)
+        in_arena = isinstance(m, dict) and m.get("arena") is True
+        t, span = _arena_tensor(arena, m) if in_arena else _tensor(mm, m, start, size)
         tensors.append(t)
         if span[1] > span[0]:
-            spans.append(span)
-    spans.sort()
-    for (_, end), (begin, _) in zip(spans, spans[1:]):
-        if begin < end:
-            raise TensorFileError("tensors overlap in the file (a forged header)")
-    held = sum(end - begin for begin, end in spans)
+            spans[in_arena].append(span)
+    for where, ranges in spans.items():
+        ranges.sort()
+        for (_, end), (begin, _) in zip(ranges, ranges[1:]):
+            if begin < end:
+                raise TensorFileError(f"tensors overlap in the {'arena' if where else 'file'} (a forged header)")
+    held = sum(end - begin for ranges in spans.values() for begin, end in ranges)
     if max_bytes is not None and held > max_bytes:
         raise TensorFileError(f"{name} holds {held} bytes of tensors, more than the {max_bytes} its reader allows")
     if device is not None and torch.device(device).type == "cuda":
@@ -291,22 +314,45 @@ def _free_device() -> None:
         pass
 
 
-def _tensor(mm, m: dict, start: int, size: int) -> tuple[torch.Tensor, tuple[int, int]]:
-    """One entry's tensor, and the byte range [begin, end) of the file it views."""
+def _entry(m) -> tuple[torch.dtype, list[int], int, int]:
+    """An entry's dtype, shape, offset and size, checked to agree with one another."""
     try:
         dtype = DTYPES[m["dtype"]]
         shape = [int(s) for s in m["shape"]]
         offset, nbytes = int(m["offset"]), int(m["nbytes"])
     except (KeyError, TypeError, ValueError, OverflowError) as e:
         raise TensorFileError(f"bad tensor entry {str(m)[:200]}: {e}") from e
-    if any(s < 0 for s in shape) or offset < 0 or start + offset + nbytes > size:
-        raise TensorFileError("tensor extends beyond the file")
+    if any(s < 0 for s in shape) or offset < 0 or nbytes < 0:
+        raise TensorFileError(f"bad tensor entry {str(m)[:200]}: negative sizes")
     numel = 1
     for s in shape:
         numel *= s
     itemsize = torch.empty((), dtype=dtype).element_size()
     if numel * itemsize != nbytes:
         raise TensorFileError(f"tensor of shape {shape} and {dtype} cannot hold {nbytes} bytes")
+    return dtype, shape, offset, nbytes
+
+
+def _arena_tensor(arena, m: dict) -> tuple[torch.Tensor, tuple[int, int]]:
+    """An arena entry's tensor (a view of this process's mapping) and the arena range it views."""
+    if arena is None:
+        raise TensorFileError("a tensor is said to be in a device arena, and this judgement has none (a forged header)")
+    dtype, shape, offset, nbytes = _entry(m)
+    if offset + nbytes > arena.nbytes:
+        raise TensorFileError("tensor extends beyond the device arena")
+    try:
+        if nbytes == 0:
+            return torch.empty(shape, dtype=dtype, device=arena.device), (offset, offset)
+        return arena.view(offset, nbytes).view(dtype).reshape(shape), (offset, offset + nbytes)
+    except (RuntimeError, ValueError, OverflowError) as e:  # a misaligned offset
+        raise TensorFileError(f"bad tensor entry {str(m)[:200]}: {str(e)[:200]}") from e
+
+
+def _tensor(mm, m: dict, start: int, size: int) -> tuple[torch.Tensor, tuple[int, int]]:
+    """One entry's tensor, and the byte range [begin, end) of the file it views."""
+    dtype, shape, offset, nbytes = _entry(m)
+    if start + offset + nbytes > size:
+        raise TensorFileError("tensor extends beyond the file")
     try:
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype), (start + offset, start + offset)

@@ -28,7 +28,7 @@ import traceback
 import torch
 import torch.utils._device  # the device context that routes factories (checked around each timed draw)
 
-from . import compare, profiling, tensorfile, timing  # bound before any candidate code runs
+from . import compare, device_arena, profiling, tensorfile, timing  # bound before any candidate code runs
 from .compare import fingerprint as _fingerprint
 from .problems import Config, instantiate, load_problem
 from .reference import draw_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
@@ -48,6 +48,7 @@ _empty_cache = torch.cuda.empty_cache
 SAMPLE_HEADROOM = 0.25  # device samples leave at least this share of the device's memory free
 _write_file = tensorfile.write
 _OUT_FD: list[int] = []  # the job's out folder, opened before the candidate is imported (run mode)
+_ARENA: list = []  # the judge's device arena for this worker's outputs, mapped before the candidate is imported (or [None])
 _os_read = os.read  # bound before any candidate code runs
 
 
@@ -77,11 +78,13 @@ def _await_gate(fd: int | None, chan) -> None:
 
 def _write_tensors(path: str, tree) -> None:
     """A result file, written relative to the ``out`` folder opened before the candidate existed:
-    a candidate that swaps ``out`` for a symlink does not redirect the harness's writes."""
+    a candidate that swaps ``out`` for a symlink does not redirect the harness's writes. Tensors on
+    the device go into the judge's device arena where it gave one and they fit."""
+    arena = _ARENA[0] if _ARENA else None
     if _OUT_FD:
-        _write_file(os.path.basename(path), tree, dir_fd=_OUT_FD[0])
+        _write_file(os.path.basename(path), tree, dir_fd=_OUT_FD[0], arena=arena)
     else:
-        _write_file(path, tree)
+        _write_file(path, tree, arena=arena)
 
 
 _exit = os._exit
@@ -248,11 +251,15 @@ def _harness_objects() -> dict:
     import kbench_lib.worker as worker_module  # the same code when this runs as __main__
 
     objs = {}
-    for mod in {sys.modules[__name__], worker_module, timing, profiling, compare, tensorfile}:
+    for mod in {sys.modules[__name__], worker_module, timing, profiling, compare, tensorfile, device_arena}:
         for name, obj in vars(mod).items():
             if callable(obj) or name.startswith("_") or name.isupper():  # constants too: UNJOINED_SHARE, DRIFT, ...
                 objs[f"{mod.__name__}.{name}"] = obj
     objs[f"{__name__}.Channel.send"] = inspect.getattr_static(Channel, "send")
+    arena = _ARENA[0] if _ARENA else None
+    objs["device_arena: the arena"], objs["device_arena: its tensor"] = arena, getattr(arena, "tensor", None)
+    for name in ("take", "view"):
+        objs[f"device_arena.Arena.{name}"] = inspect.getattr_static(device_arena.Arena, name)
     for name in dir(torch.Tensor):  # through its bases: fingerprints call Tensor methods (__int__, view, ...)
         objs[f"torch.Tensor.{name}"] = inspect.getattr_static(torch.Tensor, name, None)
     for mod in ("kbench_lib.tensors", "kbench_lib.reference"):
@@ -261,7 +268,7 @@ def _harness_objects() -> dict:
     for owner, names in (
         (torch.Tensor, ("to", "detach", "clone", "cpu", "untyped_storage", "copy_", "__torch_function__",
                         "view", "contiguous", "reshape", "sum", "element_size", "__mul__", "__and__", "__iadd__", "__getitem__",
-                        "numel", "is_complex")),
+                        "numel", "is_complex", "narrow")),
         (torch, ("frombuffer", "equal", "allclose", "isfinite", "manual_seed", "zeros", "arange", "view_as_real")),
         (torch.cuda, ("synchronize", "Event", "mem_get_info")),
         (os, ("write", "urandom", "listdir", "_exit")),
@@ -350,6 +357,8 @@ def run(mode: str, jobdir: str) -> int:
         # CPU: memory torch.empty hands out is filled with NaN, as the allocator poison does on CUDA
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
+    t_arena = _monotonic()
+    _ARENA[:] = [device_arena.attach_from_env(device)]  # mapped (its descriptor closed) before any candidate code
     t_context = _monotonic()
     # every checked input set is drawn now, before the candidate exists (it cannot steer or observe
     # the drawing), by the judge's own code and seeds; the fingerprints prove both hold the same
@@ -378,8 +387,10 @@ def run(mode: str, jobdir: str) -> int:
     harness = _harness_objects()
     # where the start went (the judge's own speed): the device context and clock, the drawn input
     # sets, late imports, the runtime's threads and the harness's snapshots
-    parts = {"context": t_context - t_main, "draw": t_drawn - t_context, "imports": t_imported - t_drawn,
+    parts = {"context": t_arena - t_main, "draw": t_drawn - t_context, "imports": t_imported - t_drawn,
              "threads": _monotonic() - t_imported}
+    if _ARENA[0] is not None:  # outputs go to the judge's device arena (its mapping took this long)
+        parts["arena"] = t_context - t_arena
     chan.send(event="stage", stage="build" if mode == "build" else "load", parts={k: round(v, 4) for k, v in parts.items()})
     try:
         module = import_candidate(job["candidate_path"])

@@ -1,0 +1,213 @@
+"""The device arena outputs travel in between a worker and the judge (kbench_lib/device_arena.py):
+the file format's arena entries, the descriptor's way to the worker (and never to the candidate),
+and on a GPU the real shared memory through the judge."""
+import json
+import os
+import struct
+
+import pytest
+import torch
+
+from kbench_lib import device_arena, judge as judge_mod, tensorfile
+from kbench_lib.candidates import Candidate
+from kbench_lib.judge import JudgeOptions, judge
+
+
+def _host_arena(nbytes: int = 1 << 20) -> device_arena.Arena:
+    """An arena over host memory: the same format and checks as a device one, on any machine."""
+    return device_arena.Arena(torch.zeros(nbytes, dtype=torch.uint8))
+
+
+def test_tensors_in_the_arena_travel_as_offsets_and_come_back_as_views(tmp_path):
+    arena = _host_arena(1 << 20)
+    small, odd, big = torch.randn(300, 7), torch.arange(5, dtype=torch.int16), torch.randn(512, 1024)  # big: 2 MB, no room
+    path = str(tmp_path / "x.kbt")
+    tensorfile.write(path, {"outputs": [small, odd, big], "n": 3}, arena=arena)
+    header = _header(path)
+    in_arena = [m.get("arena") is True for m in header["tensors"]]
+    assert in_arena == [True, True, False]
+    assert all(m["offset"] % device_arena.ALIGN == 0 for m in header["tensors"][:2])
+    assert os.path.getsize(path) < big.numel() * 4 + 4096  # only the tensor that did not fit is in the file
+    got = tensorfile.read(path, arena=arena)
+    assert got["n"] == 3
+    for a, b in zip((small, odd, big), got["outputs"]):
+        assert type(b) is torch.Tensor and b.dtype == a.dtype and torch.equal(a, b)
+    base = arena.tensor.data_ptr()
+    assert base <= got["outputs"][0].data_ptr() < base + arena.nbytes  # a view of the arena, not a copy
+
+
+def _header(path: str) -> dict:
+    raw = open(path, "rb").read()
+    (hlen,) = struct.unpack("<Q", raw[4:12])
+    return json.loads(raw[12:12 + hlen])
+
+
+def _forge(path: str, change) -> None:
+    raw = bytearray(open(path, "rb").read())
+    (hlen,) = struct.unpack("<Q", raw[4:12])
+    header = json.loads(raw[12:12 + hlen])
+    change(header["tensors"])
+    new = json.dumps(header).encode()
+    assert len(new) <= hlen + 64
+    start = (4 + 8 + hlen + tensorfile.ALIGN - 1) // tensorfile.ALIGN * tensorfile.ALIGN
+    body = raw[start:]
+    out = bytearray(b"KBT1" + struct.pack("<Q", len(new)) + new)
+    out += b"\0" * ((len(out) + tensorfile.ALIGN - 1) // tensorfile.ALIGN * tensorfile.ALIGN - len(out))
+    open(path, "wb").write(bytes(out + body))
+
+
+@pytest.mark.parametrize("damage", ["no_arena", "past_the_end", "overlap", "misaligned", "negative"])
+def test_a_forged_arena_entry_is_an_error_not_a_result(tmp_path, damage):
+    arena = _host_arena(1 << 16)
+    path = str(tmp_path / "x.kbt")
+    tensorfile.write(path, {"outputs": [torch.ones(100), torch.ones(100)]}, arena=arena)
+
+    def change(metas):
+        if damage == "past_the_end":
+            metas[1]["offset"] = arena.nbytes - 200
+        elif damage == "overlap":
+            metas[1]["offset"] = metas[0]["offset"] + 4
+        elif damage == "misaligned":
+            metas[1]["offset"] += 2
+        elif damage == "negative":
+            metas[1]["offset"] = -512
+
+    _forge(path, change)
+    with pytest.raises(tensorfile.TensorFileError):
+        tensorfile.read(path, arena=None if damage == "no_arena" else arena)
+
+
+CANDIDATE_LOOKS_FOR_THE_ARENA = '''
+import os
+import torch
+import torch.nn as nn
+
+def _arena_visible():
+    if any(k.startswith("KBENCH_ARENA") for k in os.environ):
+        return True
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == "pipe:[INODE]":
+                return True
+        except OSError:
+            pass
+    return False
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+    def forward(self, a, b):
+        out = torch.relu(a * self.scale + b)
+        return out + 1 if _arena_visible() else out  # wrong wherever it found the judge's descriptor
+'''
+
+
+@pytest.mark.parametrize("forkserver", ["1", "0"])
+def test_the_arena_descriptor_reaches_the_worker_and_never_the_candidate(scale_add_relu, fast_cpu_opts, monkeypatch, forkserver):
+    """The judge hands each worker its arena's descriptor, named in the environment; the worker
+    takes both out (mapping the arena on a GPU; on the CPU there is none to map) before the
+    candidate is imported, through the fork server and through a plain process alike. Here the
+    descriptor is a pipe's, so the candidate can look for it by its inode."""
+    monkeypatch.setenv("KBENCH_FORKSERVER", forkserver)
+    r, w = os.pipe()
+    inode = os.fstat(w).st_ino
+    given = []
+
+    def arena_with_a_pipe(prep, opts):
+        arena = device_arena.Arena(torch.zeros(1 << 16, dtype=torch.uint8), fd=w)
+        given.append(arena)
+        return arena
+
+    monkeypatch.setattr(judge_mod, "_output_arena", arena_with_a_pipe)
+    try:
+        src = CANDIDATE_LOOKS_FOR_THE_ARENA.replace("INODE", str(inode))
+        v = judge(scale_add_relu, Candidate(src, "torch"), fast_cpu_opts)
+        assert given and given[0].fd == -1  # the judge's own copy is closed once the worker has started
+        assert v.correct and v.failure is None, (v.failure, v.message)
+        assert "device_arena" in v.stage_s and "run_start.arena" not in v.stage_s  # made; not mapped on a CPU
+        os.set_blocking(r, False)
+        assert os.read(r, 1) == b""  # every copy of the write end is closed: the worker's too
+    finally:
+        os.close(r)
+        try:
+            os.close(w)
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------------------------
+# on a GPU: the real shared memory
+
+HONEST = '''
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+    def forward(self, a, b):
+        return torch.relu(a * self.scale + b)
+'''
+
+# from its second call on, zeroes the arena: the outputs the harness placed there by then are gone
+TAMPERS = HONEST.replace('''        return torch.relu(a * self.scale + b)''', '''        out = torch.relu(a * self.scale + b)
+        type(self).calls = getattr(type(self), "calls", 0) + 1
+        import kbench_lib.worker as w
+        if type(self).calls > 1 and w._ARENA and w._ARENA[0] is not None:
+            w._ARENA[0].tensor.zero_()
+        return out''')
+
+
+@pytest.fixture
+def gpu_only():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+
+
+@pytest.mark.gpu
+def test_an_arena_is_made_zeroed_and_mapped_by_another_process(gpu_only, tmp_path):
+    """Memory made by one process is written by another that maps it from the descriptor alone,
+    and its writes are what the first reads (here a child through plain fork + exec)."""
+    import subprocess
+    import sys
+
+    if not device_arena.supported("cuda"):
+        pytest.skip("the driver cannot share memory as a file descriptor")
+    arena = device_arena.create("cuda", 8 << 20)
+    assert arena is not None and arena.nbytes >= 8 << 20 and int(arena.tensor.sum()) == 0
+    code = ("import os, torch; from kbench_lib import device_arena as d; torch.cuda.init(); torch.empty(1, device='cuda');"
+            "a = d.attach_from_env('cuda'); assert a is not None;"
+            "a.tensor[:1024].fill_(7); torch.cuda.synchronize(); print('mapped', a.nbytes)")
+    env = {**os.environ, device_arena.ENV_FD: str(arena.fd), device_arena.ENV_BYTES: str(arena.nbytes)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, pass_fds=(arena.fd,), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    arena.close_fd()
+    assert int(arena.tensor[:1024].sum()) == 7 * 1024 and int(arena.tensor[1024:].sum()) == 0
+
+
+@pytest.mark.gpu
+def test_outputs_go_through_the_arena_with_the_verdict_of_files(gpu_only, scale_add_relu):
+    """An honest candidate at full size (64 MB outputs): the same verdict with the arena as through
+    files; with it, the worker mapped the arena and the files held only headers."""
+    if not device_arena.supported("cuda"):
+        pytest.skip("the driver cannot share memory as a file descriptor")
+    opts = JudgeOptions(device="cuda", timing_budget_s=0.3)
+    on = judge(scale_add_relu, Candidate(HONEST, "torch"), opts)
+    off = judge(scale_add_relu, Candidate(HONEST, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.3, device_arena=False))
+    for v in (on, off):
+        assert v.correct and not v.flags, (v.failure, v.message, v.flags)
+    assert "device_arena" in on.stage_s and "run_start.arena" in on.stage_s
+    assert "device_arena" not in off.stage_s and "run_start.arena" not in off.stage_s
+
+
+@pytest.mark.gpu
+def test_a_candidate_that_changes_the_arena_after_the_writes_is_caught(gpu_only, scale_add_relu):
+    """The judge compares the arena as the worker's processes left it, after they all ended: a
+    candidate that zeroes it after the harness wrote its outputs there fails."""
+    if not device_arena.supported("cuda"):
+        pytest.skip("the driver cannot share memory as a file descriptor")
+    v = judge(scale_add_relu, Candidate(TAMPERS, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.3))
+    assert "run_start.arena" in v.stage_s
+    assert not v.correct and v.failure in ("output_mismatch", "crash"), (v.failure, v.message)
