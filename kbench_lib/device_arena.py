@@ -229,6 +229,10 @@ def supported(device) -> bool:
     if lib is None or torch.device(device).type != "cuda":
         return False
     try:
+        torch.cuda.init()  # the driver initialised (cuInit), as torch does it
+    except Exception:  # noqa: BLE001 - no usable CUDA here
+        return False
+    try:
         dev, vmm, fd_ok = _int(), _int(), _int()
         _check(lib.cuDeviceGet(ctypes.byref(dev), _ordinal(device)), "cuDeviceGet")
         _check(lib.cuDeviceGetAttribute(ctypes.byref(vmm), _CU_ATTR_VMM, dev), "cuDeviceGetAttribute")
@@ -289,6 +293,7 @@ def attach(fd: int, nbytes: int, device) -> Arena | None:
     try:
         if lib is None or torch.device(device).type != "cuda" or nbytes <= 0:
             return None
+        torch.cuda.init()
         ordinal = _ordinal(device)
         with _Context(lib, ordinal):
             handle = _u64()
@@ -296,7 +301,7 @@ def attach(fd: int, nbytes: int, device) -> Arena | None:
                    "cuMemImportFromShareableHandle")
             mapping = _Mapping(lib, ordinal, handle.value, nbytes)  # releases the handle
         return Arena._over(mapping, torch.device("cuda", ordinal), nbytes)
-    except (ArenaError, RuntimeError, OSError, TypeError, ValueError):
+    except (ArenaError, RuntimeError, OSError, TypeError, ValueError, AssertionError):
         return None
     finally:
         try:
