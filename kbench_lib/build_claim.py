@@ -26,11 +26,14 @@ TORCH_LOCK = "lock"  # torch.utils.cpp_extension's FileBaton in each extension's
 
 class BuildClaim:
     """A shared claim on ``folder``, taken at construction; :meth:`release` (or the judge's death)
-    gives it up. ``cleared``: the stale torch lock files removed when it was taken."""
+    gives it up. ``cleared``: the stale torch lock files removed when it was taken. ``alone``: no
+    other judge's process used the folder then, so a build started under this claim can never
+    wait on another's lock (a build that sits idle is then hanging on its own)."""
 
     def __init__(self, folder: Path):
         self._fd: int | None = None
         self.cleared: list[str] = []
+        self.alone = False  # no other process of any judge used the folder when the claim was taken
         try:
             folder.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -39,6 +42,7 @@ class BuildClaim:
             except BlockingIOError:
                 pass  # another process of a judge uses the folder: its lock files may be live
             else:
+                self.alone = True
                 self.cleared = _remove_torch_locks(folder)
             fcntl.flock(self._fd, fcntl.LOCK_SH)  # from exclusive, or waiting out another's brief exclusive hold
         except OSError:  # a file system without flock, a folder not ours: no claim, nothing cleared

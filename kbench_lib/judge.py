@@ -293,12 +293,15 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
 
 
 def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
-                    prepared: PreparedProblem | None = None, gated: bool = False) -> "Judgement":
+                    prepared: PreparedProblem | None = None, gated: bool = False, built: "BuildResult | None" = None) -> "Judgement":
     """:func:`judge` up to its worker's start: the job written, the candidate built, the worker
     running (or the verdict already decided, by a failed build). :meth:`Judgement.finish` waits for
     the worker and checks what it left. ``gated``: the worker waits before its profile and timed
     calls until :meth:`Judgement.open_gate` (a batch overlaps it with the previous candidate's
-    checks: :mod:`kbench_lib.overlap`). Raises :class:`JudgeError` as :func:`judge` does."""
+    checks: :mod:`kbench_lib.overlap`). ``built``: this candidate's build, already tried for this
+    judgement (a batch builds ahead): a failure there is its verdict, without a second try (a
+    build at its time limit is not remembered in the cache, and would take its whole limit again).
+    Raises :class:`JudgeError` as :func:`judge` does."""
     opts = opts or JudgeOptions()
     started = time.monotonic()
     try:
@@ -324,7 +327,7 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
         elif not _plans_variant_timing(prepared, opts):
             raise JudgeError(f"the prepared reference of {problem.key} was planned with time_variants={not opts.time_variants}")
         v.seed = prepared.seed
-        return Judgement(prepared, candidate, opts, v, workdir, started, gated)
+        return Judgement(prepared, candidate, opts, v, workdir, started, gated, built)
     except BaseException:
         v.judge_s = time.monotonic() - started
         raise
@@ -409,8 +412,9 @@ class Judgement:
     left, and cleans up; it always ends with the verdict, or raises what :func:`judge` would."""
 
     def __init__(self, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir, started: float,
-                 gated: bool):
+                 gated: bool, built: "BuildResult | None" = None):
         self.prep, self.candidate, self.opts, self.v, self.started = prep, candidate, opts, v, started
+        self._built = built if built is not None and built.failure else None
         self.lap = _Laps(v)
         self.run: sandbox.Running | None = None  # None after _start: the verdict needed no run (a failed build)
         self._own_dir = workdir is None
@@ -450,7 +454,7 @@ class Judgement:
             self._allocating = _preallocate_outputs(self._out, prep, opts)
         # build: once per distinct source; compiler output goes into the verdict, not the terminal
         if build.needs_build(candidate):
-            b = build_candidate(candidate, device, opts, self.wd)
+            b = self._built or build_candidate(candidate, device, opts, self.wd)
             v.build_s, v.build_cached, v.build_log = b.seconds, b.cached, b.log[-20000:]
             v.network_isolated = b.network_isolated
             if b.failure:
@@ -1156,15 +1160,21 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
-        with BuildClaim(build.build_dir(candidate, device)):  # a lock file a killed build left is cleared first
+        with BuildClaim(build.build_dir(candidate, device)) as claim:  # a lock file a killed build left is cleared first
+            # the idle limit too, where no other judge's build can hold torch's lock in the folder:
+            # a build that uses no CPU then waits on nothing (a candidate that sleeps at import)
             res = sandbox.run_isolated(
                 ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
                 env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
                 cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device),
+                idle_timeout_s=(opts.idle_timeout_s or None) if claim.alone else None,
             )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
         fail = _last(res.messages, "failure")
-        if res.timed_out:
+        if res.timed_out and res.idle_s:
+            out.failure, out.message = "compile_error", (f"build sat idle: its processes used under {IDLE_CPU_S:g} s of CPU time "
+                                                         f"in {res.idle_s:.1f} s")
+        elif res.timed_out:
             out.failure, out.message = "compile_error", f"build exceeded the {opts.build_timeout_s:g} s limit"
         elif fail:
             out.failure, out.message = fail["failure"], fail.get("message", "")

@@ -393,9 +393,10 @@ class _Batch:
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None
+        built = None
         if future is not None:
             try:
-                future.result()
+                built = future.result()  # a failure is the verdict: never built twice in one batch
             except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
                 pass
         err = f"model {self.model} failed to produce a candidate: {a.error}" if a.error is not None else None
@@ -407,7 +408,8 @@ class _Batch:
         try:
             if self.overlap:
                 ref.measure_now(replace(self.opts, device=device))
-            return Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref, gated=gated))
+            return Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref, gated=gated,
+                                                     built=built))
         except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
             return Step(a, verdict=_judge_error(problem, c, device, self.opts, e))
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kbench_lib import device_arena, judge as judge_mod, tensorfile
-from kbench_lib.candidates import Candidate
+from kbench_lib.candidates import Candidate, load_candidate
 from kbench_lib.judge import JudgeOptions, judge
 
 
@@ -188,14 +188,14 @@ def test_an_arena_is_made_zeroed_and_mapped_by_another_process(gpu_only, tmp_pat
 
 
 @pytest.mark.gpu
-def test_outputs_go_through_the_arena_with_the_verdict_of_files(gpu_only, scale_add_relu):
-    """An honest candidate at full size (64 MB outputs): the same verdict with the arena as through
-    files; with it, the worker mapped the arena and the files held only headers."""
+def test_outputs_go_through_the_arena_with_the_verdict_of_files(gpu_only, scale_add_relu, fixtures):
+    """An honest Triton kernel at full size (64 MB outputs): correct and unflagged with the arena as
+    through files; with it, the worker mapped the arena."""
     if not device_arena.supported("cuda"):
         pytest.skip("the driver cannot share memory as a file descriptor")
-    opts = JudgeOptions(device="cuda", timing_budget_s=0.3)
-    on = judge(scale_add_relu, Candidate(HONEST, "torch"), opts)
-    off = judge(scale_add_relu, Candidate(HONEST, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.3, device_arena=False))
+    triton = load_candidate(fixtures / "candidates" / "scale_add_relu_triton.py")
+    on = judge(scale_add_relu, triton, JudgeOptions(device="cuda", timing_budget_s=0.3))
+    off = judge(scale_add_relu, triton, JudgeOptions(device="cuda", timing_budget_s=0.3, device_arena=False))
     for v in (on, off):
         assert v.correct and not v.flags, (v.failure, v.message, v.flags)
     assert "device_arena" in on.stage_s and "run_start.arena" in on.stage_s

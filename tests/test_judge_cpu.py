@@ -87,6 +87,39 @@ def test_build_that_never_ends(scale_add_relu, fixtures, fast_cpu_opts):
     assert v.failure == "compile_error" and "5 s" in v.message and not v.compiled
 
 
+def test_a_build_that_sleeps_ends_at_the_idle_limit(scale_add_relu, fixtures, fast_cpu_opts):
+    """A build that uses no CPU (a candidate sleeping at import) is ended at the idle limit, not its
+    whole build limit: no other judge held the build folder, so it waited on nothing."""
+    fast_cpu_opts.build_timeout_s, fast_cpu_opts.idle_timeout_s = 120, 3
+    v = _judge(scale_add_relu, fixtures, "build_hang.py", fast_cpu_opts)
+    assert v.failure == "compile_error" and "sat idle" in v.message and not v.compiled, v.message
+    assert v.build_s < 60
+
+
+def test_a_batch_builds_a_failing_candidate_once(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
+    """A build the batch tried ahead and that failed at its limit (not remembered in the cache) is
+    the verdict: the judge does not build it a second time, which would take the limit again."""
+    from kbench_lib import judge as judge_mod, runner
+
+    calls = []
+    real = judge_mod.build_candidate
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(judge_mod, "build_candidate", counted)
+    monkeypatch.setattr(runner, "build_candidate", counted)
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    (folder / f"{scale_add_relu.path.stem}__hang.py").write_text((fixtures / "bad_candidates" / "build_hang.py").read_text())
+    fast_cpu_opts.build_timeout_s, fast_cpu_opts.idle_timeout_s = 4, 0
+    _, rows = runner.run_batch([scale_add_relu], f"folder:{folder}", run_id="once", runs_root=tmp_path / "runs", opts=fast_cpu_opts,
+                            progress=False, prebuild_jobs=2)
+    assert len(rows) == 1 and rows[0]["failure"] == "compile_error" and "4 s" in (rows[0]["message"] or ""), rows[0]
+    assert len(calls) == 1
+
+
 def test_flood_of_output_is_bounded(scale_add_relu, fixtures, fast_cpu_opts):
     v = _judge(scale_add_relu, fixtures, "floods_output.py", fast_cpu_opts)
     assert v.correct and v.error is None
