@@ -12,14 +12,18 @@
 #                                               judged 3 times with the problem's reference shared, as a batch does
 #   bash benchmarks/gpu_session.sh warm         the full batch (CUDA and C++ candidates too) judged once untimed over
 #                                               every GPU: its builds on every core into $KBENCH_CACHE, Triton's
-#                                               caches warm. Cold, on 2 H200s with 32 cores (2026-11-27), this took
-#                                               more than one 300 s step: call it again until it ends in time (what
-#                                               was built stays built while the machine stays warm)
+#                                               caches warm. Before session 18 this never ended inside a step. The
+#                                               cause found in the code: the build that sleeps at import ran into its
+#                                               300 s limit ahead, then again in its judgement. Both are fixed (the
+#                                               idle limit ends it in about 10 s; a failed build ahead is the verdict);
+#                                               this step has not run since
+#   bash benchmarks/gpu_session.sh full N       the full batch in one call: its builds only (no judging, WARM_S, default 225 s),
+#                                               then measured on N GPUs (guards on). On one H100 (2026-11-27, session 18) the
+#                                               builds took 198 s and the measured pass 249 s. Triton compiles its kernels in
+#                                               the measured pass (its cache is not warmed by a build)
 #   bash benchmarks/gpu_session.sh measure N    the full batch measured on N GPUs (guards on), after `warm` in an
 #                                               earlier call on the same, still warm, machine. A pass cut at the step's
-#                                               limit reports the candidates it finished, marked "partial" (2026-11-27:
-#                                               on two H100s, warm and measure 2 each reached 86 of 110 in a 300 s step;
-#                                               give `warm` a whole call, then one call to each measure)
+#                                               limit reports the candidates it finished, marked "partial"
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
@@ -64,13 +68,19 @@ case "${1:-}" in
   warm)
     bounded warm python3 benchmarks/throughput.py --warm judge --warm-only --gpus "${GPUS:-1}" --build-jobs "$(nproc)"
     ;;
+  full)
+    n=${2:-1}
+    STEP_S=${WARM_S:-225} bounded warm_build python3 benchmarks/throughput.py --warm build --warm-only --gpus "$n" --build-jobs "$(nproc)"
+    bounded "measure_${n}gpu" python3 benchmarks/throughput.py --warm none --guards on --gpus "$n" --build-jobs "$(nproc)" \
+      --out-dir "$OUT" --records-dir "$OUT"
+    ;;
   measure)
     n=${2:-1}
     bounded "measure_${n}gpu" python3 benchmarks/throughput.py --warm none --guards on --gpus "$n" --build-jobs "$(nproc)" \
       --out-dir "$OUT" --records-dir "$OUT"
     ;;
   *)
-    sed -n '2,25p' "$0"
+    sed -n '2,29p' "$0"
     exit 2
     ;;
 esac
