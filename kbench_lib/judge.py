@@ -648,11 +648,15 @@ def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
     be made (then the files carry everything, preallocated as before)."""
     if not opts.device_arena or not prep.device.startswith("cuda"):
         return None
-    files = _output_files(prep, opts)
-    need = sum(n + device_arena.ALIGN * k for _, n, k in files)
-    if sum(n for _, n, _ in files) < ARENA_MIN:
+    if sum(n for _, n, _ in _output_files(prep, opts)) < ARENA_MIN:
         return None
-    return device_arena.create(prep.device, need)
+    return device_arena.create(prep.device, _arena_bytes(prep, opts))
+
+
+def _arena_bytes(prep: PreparedProblem, opts: JudgeOptions) -> int:
+    """What an honest worker places in the arena: every output tensor of its result files, each
+    starting at an aligned offset."""
+    return sum(n + device_arena.ALIGN * k for _, n, k in _output_files(prep, opts))
 
 
 def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:

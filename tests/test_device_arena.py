@@ -211,3 +211,41 @@ def test_a_candidate_that_changes_the_arena_after_the_writes_is_caught(gpu_only,
     v = judge(scale_add_relu, Candidate(TAMPERS, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.3))
     assert "run_start.arena" in v.stage_s
     assert not v.correct and v.failure in ("output_mismatch", "crash"), (v.failure, v.message)
+
+
+@pytest.mark.parametrize("path", ["tests/fixtures/problems/level1/1_Scale_Add_ReLU.py", "problems/robust/12_GELU_MLP_Backward.py"])
+def test_the_arena_holds_every_output_an_honest_worker_writes(tmp_path, path):
+    """The judge sizes the arena from the reference's outputs (and gradients, for a backward task):
+    the worker's result files, written as it writes them, place every tensor in it, none in a file."""
+    from pathlib import Path
+
+    from kbench_lib.judge import _arena_bytes, timing_file
+    from kbench_lib.prepared import prepare
+    from kbench_lib.problems import load_problem
+
+    root = Path(__file__).resolve().parent.parent
+    opts = JudgeOptions(device="cpu")
+    prep = prepare(load_problem(root / path), "cpu", opts, small=True, seed=3)
+    arena = _host_arena(_arena_bytes(prep, opts))
+
+    def real(t):  # the plan keeps timed sets' expected outputs as shapes only
+        return torch.ones(t.shape, dtype=t.dtype) if isinstance(t, torch.Tensor) else t
+
+    files = []
+    for i, (case, timed) in enumerate(zip(prep.cases, prep.timed)):
+        if timed:
+            continue
+        record = {"outputs": list(case.expected), "inputs_after": [{"shape": [1], "dtype": "torch.float32", "sums": [0, 0]}]}
+        if prep.problem.task == "backward":
+            record["input_grads"] = list(case.expected_input_grads)
+            record["param_grads"] = dict(case.expected_param_grads)
+        files.append((f"case_{i}.kbt", record))
+    for k, (name, timed, _) in enumerate(prep.timing_groups):
+        samples = {str(i): [real(t) for t in prep.cases[i].expected] for i in timed}
+        files.append((timing_file(timed, name if k else None), {"samples": samples, "inputs_after": {str(i): [] for i in timed}}))
+    assert prep.problem.task != "backward" or any(f[1].get("param_grads") for f in files)
+    for name, record in files:
+        tensorfile.write(str(tmp_path / name), record, arena=arena)
+        metas = _header(str(tmp_path / name))["tensors"]
+        assert metas and all(m.get("arena") is True for m in metas if m["nbytes"]), name
+    assert arena.used <= arena.nbytes
