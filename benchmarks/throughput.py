@@ -222,6 +222,11 @@ def summary(df, wall: float, gpus: int) -> dict:
         "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
         "outcomes": df["failure"].fillna("none").value_counts().to_dict(),
+        # what the batch is made of: on a GPU, the CPU suite's C++ kernels crash at their first call
+        # (they read the GPU tensors' pointers on the host), quickly; a reader weighs the rate by this
+        "by_backend": {b: {"candidates": int(len(g)), "judge_s": round(float(g["judge_s"].fillna(0).sum()), 1),
+                           "failures": g["failure"].fillna("none").value_counts().to_dict()}
+                       for b, g in df.groupby("backend")},
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
     }
 
