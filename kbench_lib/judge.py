@@ -644,9 +644,10 @@ ARENA_MIN = 16 << 20  # below this, outputs are cheap to move through files
 
 def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
     """The device arena for the worker's outputs (:mod:`kbench_lib.device_arena`), or None: a CPU
-    device, outputs too small to be worth it, ``opts.device_arena`` off, or an arena that cannot
+    device, outputs too small to be worth it, ``opts.device_arena`` off, a kept job folder (its files
+    must hold the outputs themselves: the arena is gone after the verdict), or an arena that cannot
     be made (then the files carry everything, preallocated as before)."""
-    if not opts.device_arena or not prep.device.startswith("cuda"):
+    if not opts.device_arena or opts.keep_workdir or not prep.device.startswith("cuda"):
         return None
     if sum(n for _, n, _ in _output_files(prep, opts)) < ARENA_MIN:
         return None
