@@ -138,6 +138,39 @@ class Peaks:
                 **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in self.peak.items() if k != "rss"}}
 
 
+def _rss() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+    except (OSError, StopIteration, ValueError):
+        return 0
+
+
+def _load_runtime(device: str) -> None:
+    """What a judge process loads before its first verdict, whatever it judges: the CUDA context,
+    cuBLAS and a profiler session. The RSS after it is the floor the judge's own data adds to."""
+    import torch
+
+    if device.startswith("cuda"):
+        x = torch.randn(256, 256, device=device)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]):
+            float((x @ x).sum())
+
+
+def _largest_input_set(problems, device: str) -> float | None:
+    """MB of the largest input set among ``problems`` as the judge draws them on ``device`` (full
+    size on a GPU, SMALL on the CPU; a problem that cannot be sized on the meta device is left out)."""
+    from kbench_lib.roofline import input_set_bytes
+
+    sizes = []
+    for p in problems:
+        try:
+            sizes.append(input_set_bytes(p, None if device.startswith("cuda") else dict(p.small)))
+        except Exception:  # noqa: BLE001 - data-dependent shapes and the like
+            continue
+    return round(max(sizes) / 2**20, 3) if sizes else None
+
+
 def _leftovers() -> list[str]:
     found = []
     for parent in ("/dev/shm", tempfile.gettempdir()):
@@ -181,6 +214,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
                         idle_timeout_s=idle_s, build_timeout_s=args.build_timeout)
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
+    _load_runtime(device)
+    floor = _rss()
     started = time.monotonic()
     partial = False
     with Peaks() as peaks:
@@ -201,6 +236,10 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
                                                    f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
     return {"device_name": device_name(device), "gpus": gpus, "guards": guards, "overlap": overlap, "partial": partial,
             **summary(df, wall, gpus), **peaks.report(shm_base),
+            # the issue's host-memory target: what the judge adds over a process with its runtime
+            # loaded, against the largest input set of the batch (the target: under 2x)
+            "host_rss_floor_mb": round(floor / 2**20, 1), "host_rss_over_floor_peak_mb": round(max(0, peaks.peak["rss"] - floor) / 2**20, 1),
+            "largest_input_set_mb": _largest_input_set(problems, device),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s,
             "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "date": dt.date.today().isoformat()}

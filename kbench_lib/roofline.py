@@ -88,6 +88,11 @@ def _bytes(ts) -> int:
     return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
 
+def input_set_bytes(problem: Problem, overrides: dict | None = None) -> int:
+    """The bytes of one input set of ``problem`` (``get_inputs()``), sized on the meta device."""
+    return _bytes(_build(problem, overrides)[1])
+
+
 def count(problem: Problem, overrides: dict | None = None, dtype_bytes: int | None = None) -> dict:
     """{'flops', 'bytes'} of one configuration (forward, plus backward for backward tasks).
 

@@ -15,6 +15,12 @@ def test_flops_and_bytes_of_a_linear(fixtures):
     assert c["bytes"] == expect
 
 
+def test_an_input_set_is_sized_without_allocating_it(fixtures):
+    p = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")  # two N x M float32 inputs
+    assert roofline.input_set_bytes(p) == 2 * 4096 * 4096 * 4
+    assert roofline.input_set_bytes(p, dict(p.small)) == 2 * 64 * 96 * 4
+
+
 def test_sol_ms_takes_the_larger_bound():
     spec = roofline.DEVICES["h100-sxm"]
     t, bound = roofline.sol_ms(67e12 * 1e-3, 1.0, spec)
