@@ -176,7 +176,10 @@ class _Mapping:
             pass
 
     def __del__(self):
-        self.release()
+        try:
+            self.release()
+        except Exception:  # noqa: BLE001 - at interpreter exit the driver's bindings may be gone already
+            pass
 
 
 class Arena:
@@ -314,10 +317,14 @@ def attach_from_env(device) -> Arena | None:
     """:func:`attach` for the descriptor a worker inherited (``KBENCH_ARENA_FD``, ``KBENCH_ARENA_BYTES``,
     both taken out of the environment so that candidate code does not find them there)."""
     fd, nbytes = os.environ.pop(ENV_FD, None), os.environ.pop(ENV_BYTES, None)
-    if fd is None or nbytes is None:
-        return None
     try:
-        fd_i, n = int(fd), int(nbytes)
+        fd_i = int(fd) if fd is not None else -1
     except ValueError:
         return None
-    return attach(fd_i, n, device)
+    try:
+        n = int(nbytes) if nbytes is not None else 0
+    except ValueError:
+        n = 0
+    if fd_i < 0:
+        return None
+    return attach(fd_i, n, device)  # closes the descriptor, mapped or not

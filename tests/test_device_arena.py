@@ -249,3 +249,22 @@ def test_the_arena_holds_every_output_an_honest_worker_writes(tmp_path, path):
         metas = _header(str(tmp_path / name))["tensors"]
         assert metas and all(m.get("arena") is True for m in metas if m["nbytes"]), name
     assert arena.used <= arena.nbytes
+
+
+@pytest.mark.parametrize("nbytes", ["4096", "not a number", None])
+def test_a_worker_closes_the_arena_descriptor_whatever_it_was_told(monkeypatch, nbytes):
+    """Mapped or not (no GPU here, a size that does not parse, none given), the worker takes the
+    descriptor and both names out of reach of the candidate it imports next."""
+    r, w = os.pipe()
+    try:
+        monkeypatch.setenv(device_arena.ENV_FD, str(w))
+        if nbytes is None:
+            monkeypatch.delenv(device_arena.ENV_BYTES, raising=False)
+        else:
+            monkeypatch.setenv(device_arena.ENV_BYTES, nbytes)
+        assert device_arena.attach_from_env("cpu") is None
+        assert device_arena.ENV_FD not in os.environ and device_arena.ENV_BYTES not in os.environ
+        with pytest.raises(OSError):
+            os.fstat(w)
+    finally:
+        os.close(r)
