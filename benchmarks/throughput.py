@@ -108,11 +108,16 @@ class Peaks:
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
+    @classmethod
+    def now(cls) -> dict[str, int]:
+        """This process's RSS and its parts now, in bytes (``/proc/self/status``)."""
+        with open("/proc/self/status") as f:
+            return {cls.PARTS[k]: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in f) if k in cls.PARTS}
+
     def _run(self):
         while not self._stop.is_set():
             try:
-                with open("/proc/self/status") as f:
-                    now = {self.PARTS[k]: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in f) if k in self.PARTS}
+                now = self.now()
                 if self.start is None:
                     self.start = now.get("rss", 0)
                 for k, v in now.items():
@@ -136,14 +141,6 @@ class Peaks:
         return {"host_rss_peak_mb": round(self.peak["rss"] / 2**20, 1), "dev_shm_peak_mb": round(max(0, self.shm - shm_base) / 2**20, 1),
                 "host_rss_start_mb": round((self.start or 0) / 2**20, 1),
                 **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in self.peak.items() if k != "rss"}}
-
-
-def _rss() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
-    except (OSError, StopIteration, ValueError):
-        return 0
 
 
 def _load_runtime(device: str) -> None:
@@ -215,7 +212,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
     _load_runtime(device)
-    floor = _rss()
+    floor = Peaks.now().get("rss", 0)
     started = time.monotonic()
     partial = False
     with Peaks() as peaks:

@@ -32,7 +32,7 @@ from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
 from .reference import Case
-from .tensors import nbytes
+from .tensors import nbytes, tensors_in
 from .worker import timing_file
 
 FAILURES = (
@@ -466,21 +466,18 @@ class Judgement:
         # candidate's import takes torch's build lock for a moment: held under a claim (build_claim.py)
         if build.needs_build(candidate):
             self._claim = BuildClaim(build.build_dir(candidate, device))
+        # the arena's descriptor goes to this worker (named by ENV_FD), with its size
+        arena = self._arena if self._arena is not None and self._arena.fd >= 0 else None
         self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
-                                          timeout_s=run_limit_s(prep, opts), env_extra={**build.build_env(candidate, device), **self._arena_env()},
+                                          timeout_s=run_limit_s(prep, opts),
+                                          env_extra={**build.build_env(candidate, device),
+                                                     **({device_arena.ENV_BYTES: str(arena.nbytes)} if arena else {})},
                                           isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
                                           writable=build.writable_dirs(candidate, device), gated=gated,
-                                          idle_timeout_s=opts.idle_timeout_s or None, fds=self._arena_fds())
-        if self._arena is not None:
-            self._arena.close_fd()  # the worker has its own: no later worker can be given this one
-
-    def _arena_fds(self) -> dict[str, int]:
-        if self._arena is None or self._arena.fd < 0:
-            return {}
-        return {device_arena.ENV_FD: self._arena.fd}
-
-    def _arena_env(self) -> dict[str, str]:
-        return {device_arena.ENV_BYTES: str(self._arena.nbytes)} if self._arena is not None and self._arena.fd >= 0 else {}
+                                          idle_timeout_s=opts.idle_timeout_s or None,
+                                          fds={device_arena.ENV_FD: arena.fd} if arena else None)
+        if arena is not None:
+            arena.close_fd()  # the worker has its own: no later worker can be given this one
 
     @property
     def isolated(self) -> bool:
@@ -615,28 +612,15 @@ class _Preallocation:
             t.join()
 
 
-def _output_files(prep: PreparedProblem, opts: JudgeOptions) -> list[tuple[str, int, int]]:
-    """The worker's result files as an honest worker writes them: (name, bytes of tensors, number
-    of tensors) for each case's outputs and gradients, and for each timed run's samples."""
-    def tensors(c) -> list:
-        return [c.expected, c.expected_input_grads, c.expected_param_grads]
-
-    files = [(f"case_{i}.kbt", nbytes(tensors(c)), _count_tensors(tensors(c))) for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
+def _output_files(prep: PreparedProblem, opts: JudgeOptions) -> list[tuple[str, list[torch.Tensor]]]:
+    """The worker's result files as an honest worker writes them, each with the reference's tensors
+    of the same shapes: each case's outputs and gradients, and each timed run's samples."""
+    files = [(f"case_{i}.kbt", tensors_in([c.expected, c.expected_input_grads, c.expected_param_grads]))
+             for i, (c, t) in enumerate(zip(prep.cases, prep.timed)) if not t]
     if opts.timing:
         for k, (name, timed, _) in enumerate(prep.timing_groups):
-            outs = [prep.cases[i].expected for i in timed]
-            files.append((timing_file(timed, name if k else None), nbytes(outs), _count_tensors(outs)))
+            files.append((timing_file(timed, name if k else None), tensors_in([prep.cases[i].expected for i in timed])))
     return files
-
-
-def _count_tensors(obj) -> int:
-    if isinstance(obj, torch.Tensor):
-        return 1
-    if isinstance(obj, (list, tuple)):
-        return sum(_count_tensors(o) for o in obj)
-    if isinstance(obj, dict):
-        return sum(_count_tensors(o) for o in obj.values())
-    return 0
 
 
 ARENA_MIN = 16 << 20  # below this, outputs are cheap to move through files
@@ -649,7 +633,7 @@ def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
     be made (then the files carry everything, preallocated as before)."""
     if not opts.device_arena or opts.keep_workdir or not prep.device.startswith("cuda"):
         return None
-    if sum(n for _, n, _ in _output_files(prep, opts)) < ARENA_MIN:
+    if sum(nbytes(ts) for _, ts in _output_files(prep, opts)) < ARENA_MIN:
         return None
     return device_arena.create(prep.device, _arena_bytes(prep, opts))
 
@@ -657,7 +641,7 @@ def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
 def _arena_bytes(prep: PreparedProblem, opts: JudgeOptions) -> int:
     """What an honest worker places in the arena: every output tensor of its result files, each
     starting at an aligned offset."""
-    return sum(n + device_arena.ALIGN * k for _, n, k in _output_files(prep, opts))
+    return sum(nbytes(t) + device_arena.ALIGN for _, ts in _output_files(prep, opts) for t in ts)
 
 
 def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
@@ -666,7 +650,7 @@ def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptio
     page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
     if not prep.device.startswith("cuda"):
         return None
-    files = [(p, n + HEADER_ROOM) for p, n, _ in _output_files(prep, opts) if n >= PREALLOCATE_MIN]
+    files = [(p, nbytes(ts) + HEADER_ROOM) for p, ts in _output_files(prep, opts) if nbytes(ts) >= PREALLOCATE_MIN]
     if not files:
         return None
     return _Preallocation(out, files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))

@@ -304,10 +304,10 @@ def start_isolated(
     os.makedirs(tmp, exist_ok=True)
     read_fd, write_fd = os.pipe()
     gate_r, gate_w = os.pipe() if gated else (-1, -1)
+    # descriptors the child gets by name: its gate's read end, and copies of the caller's own
+    named = {"KBENCH_GATE_FD": gate_r} if gated else {}
+    named.update({name: os.dup(fd) for name, fd in (fds or {}).items()})
     env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
-    if gated:
-        env["KBENCH_GATE_FD"] = str(gate_r)
-    named = dict(fds or {})
     env.update({name: str(fd) for name, fd in named.items()})
     # the worker must import this package whatever the cwd and however it was installed
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -324,7 +324,7 @@ def start_isolated(
         server = warm_server(cuda)
     if server is not None:  # it closes every descriptor given to it, whatever happens
         return _start_forked(server, args[2:], workdir, timeout_s, env, isolate_network, rw, max_file_bytes, read_fd, write_fd,
-                             gate_r, gate_w, idle_timeout_s, named)
+                             gate_w, idle_timeout_s, named)
     try:
         prefix = isolation_prefix(cuda) if isolate_network else ()
         cmd = wrap(prefix, [sys.executable, *args])
@@ -336,18 +336,17 @@ def start_isolated(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,) + ((gate_r,) if gated else ()) + tuple(named.values()),
+            pass_fds=(write_fd, *named.values()),
             start_new_session=True,
             preexec_fn=functools.partial(_limit_resources, max_file_bytes),
         )
     except BaseException:
-        for fd in (read_fd, write_fd, gate_r, gate_w):
+        for fd in (read_fd, write_fd, gate_w, *named.values()):
             if fd >= 0:
                 os.close(fd)
         raise
-    os.close(write_fd)
-    if gated:
-        os.close(gate_r)
+    for fd in (write_fd, *named.values()):
+        os.close(fd)
     run = Running(started, timeout_s, gate_w, network_isolated=bool(prefix), pid_isolated="--pid" in prefix,
                   idle_timeout_s=idle_timeout_s)
     run._start_readers(proc.stdout, read_fd)
@@ -475,17 +474,15 @@ def close_servers() -> None:
     close_all()
 
 
-def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_r, gate_w,
+def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_bytes, read_fd, write_fd, gate_w,
                   idle_timeout_s, named: dict[str, int]) -> Running:
-    """start_isolated through the fork server: same limits, same result."""
+    """start_isolated through the fork server: same limits, same result. ``named``: the child's
+    descriptors by environment name (its gate's, a device arena's), closed here as the pipes are."""
     from .forkserver import CLONE_NEWNET, CLONE_NEWPID
 
     log_r, log_w = os.pipe()
     started = time.monotonic()
-    fds = [log_w, write_fd]
-    names = (["KBENCH_GATE_FD"] if gate_r >= 0 else []) + list(named)
-    fds += ([gate_r] if gate_r >= 0 else [])
-    fds += [os.dup(fd) for fd in named.values()]  # the caller's own stay open
+    fds, names = [log_w, write_fd, *named.values()], list(named)
     child_env = {k: v for k, v in env.items() if k not in ("KBENCH_MSG_FD", *names)}
     try:
         with server.lock:

@@ -142,7 +142,7 @@ def write(path: str, tree, dir_fd: int | None = None, arena=None) -> None:
     tensors: list = []
     skeleton = _layout(tree, tensors)
     metas, offset = [], 0
-    flat, placed = [], []
+    flat, placed = [], []  # (tensor, its entry) into the file; (tensor, offset, size) into the arena
     for t in tensors:
         t = _detach(t)
         if t.is_complex():
@@ -154,12 +154,13 @@ def write(path: str, tree, dir_fd: int | None = None, arena=None) -> None:
         meta = {"dtype": shape_dtype, "shape": list(t.shape) if shape_dtype == str(t.dtype) else list(t.shape[:-1]),
                 "nbytes": nbytes}
         at = arena.take(nbytes) if arena is not None and nbytes and t.device == arena.device else None
+        metas.append(meta)
         if at is not None:
+            meta.update(offset=at, arena=True)
             placed.append((t, at, nbytes))
-            metas.append({**meta, "offset": at, "arena": True})
             continue
-        metas.append({**meta, "offset": offset})
-        flat.append(t)
+        meta["offset"] = offset
+        flat.append((t, meta))
         offset = _aligned(offset + nbytes)
     for t, at, nbytes in placed:  # device to device, before the file exists: the file names only bytes that are there
         _copy(_narrow(arena.tensor, 0, at, nbytes), _view(_reshape(_contiguous(t), (-1,)), torch.uint8))
@@ -168,8 +169,7 @@ def write(path: str, tree, dir_fd: int | None = None, arena=None) -> None:
     header = _dumps({"tree": skeleton, "tensors": metas}).encode()
     start = _aligned(len(MAGIC) + 8 + len(header))
     total = start + offset
-    file_metas = [m for m in metas if not m.get("arena")]
-    on_gpu = sum(m["nbytes"] for t, m in zip(flat, file_metas) if t.is_cuda)
+    on_gpu = sum(m["nbytes"] for t, m in flat if t.is_cuda)
     # no O_TRUNC: pages preallocated by the judge are kept
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
@@ -181,7 +181,7 @@ def write(path: str, tree, dir_fd: int | None = None, arena=None) -> None:
             mm[len(MAGIC): len(MAGIC) + 8] = struct.pack("<Q", len(header))
             mm[len(MAGIC) + 8: len(MAGIC) + 8 + len(header)] = header
             with _Pinned(mm, max(total, 1), wanted=on_gpu >= PIN_MIN_BYTES):
-                for t, m in zip(flat, file_metas):
+                for t, m in flat:
                     if not m["nbytes"]:
                         continue
                     dst = _frombuffer(mm, dtype=torch.uint8, count=m["nbytes"], offset=start + m["offset"])

@@ -42,14 +42,19 @@ def as_output_list(out) -> list:
     return [out]
 
 
-def nbytes(obj) -> int:
+def tensors_in(obj) -> list[torch.Tensor]:
+    """Every tensor of a tree of lists, tuples and dicts, in order."""
     if isinstance(obj, torch.Tensor):
-        return obj.numel() * obj.element_size()
+        return [obj]
     if isinstance(obj, (list, tuple)):
-        return sum(nbytes(o) for o in obj)
+        return [t for o in obj for t in tensors_in(o)]
     if isinstance(obj, dict):
-        return sum(nbytes(o) for o in obj.values())
-    return 0
+        return [t for o in obj.values() for t in tensors_in(o)]
+    return []
+
+
+def nbytes(obj) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors_in(obj))
 
 
 def require_grad(inputs) -> list:
