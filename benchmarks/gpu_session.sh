@@ -24,10 +24,14 @@
 #   bash benchmarks/gpu_session.sh measure N    the full batch measured on N GPUs (guards on), after `warm` in an
 #                                               earlier call on the same, still warm, machine. A pass cut at the step's
 #                                               limit reports the candidates it finished, marked "partial"
+#   bash benchmarks/gpu_session.sh scaling N    `measure N`, then `measure 1` on the same machine: the N-GPU speed-up
+#                                               over one, both passes on the same warm caches (STEP_S bounds each)
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
 #
+# BACKENDS (e.g. "cuda triton torch") keeps only those candidates in `full`, `measure` and `scaling`: on a GPU
+# the CPU suite's C++ kernels crash at their first call, quickly, and weigh the batch's rate up.
 # STEP_S (default 540) bounds a step; IDLE (default "10 0") the throughput step's idle limits, a pass each; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
 set -uo pipefail
@@ -46,6 +50,13 @@ bounded() {  # bounded NAME COMMAND...: runs it for at most STEP_S seconds, its 
   local rc=${PIPESTATUS[0]}
   echo "step $name: exit $rc$([ "$rc" = 124 ] && echo ' (cut at its limit)')"
   return 0
+}
+
+measure_pass() {  # measure_pass N: the batch (BACKENDS, if set, only) measured on N GPUs, guards on, caches as they are
+  local n=$1
+  # shellcheck disable=SC2086
+  bounded "measure_${n}gpu${BACKENDS:+-$(echo $BACKENDS | tr ' ' '_')}" python3 benchmarks/throughput.py --warm none --guards on \
+    --gpus "$n" --build-jobs "$(nproc)" --out-dir "$OUT" --records-dir "$OUT" ${BACKENDS:+--backends $BACKENDS}
 }
 
 gpu_list() {  # "1" or "1 N" for a machine with N > 1 GPUs
@@ -70,17 +81,20 @@ case "${1:-}" in
     ;;
   full)
     n=${2:-1}
-    STEP_S=${WARM_S:-225} bounded warm_build python3 benchmarks/throughput.py --warm build --warm-only --gpus "$n" --build-jobs "$(nproc)"
-    bounded "measure_${n}gpu" python3 benchmarks/throughput.py --warm none --guards on --gpus "$n" --build-jobs "$(nproc)" \
-      --out-dir "$OUT" --records-dir "$OUT"
+    # shellcheck disable=SC2086
+    STEP_S=${WARM_S:-225} bounded warm_build python3 benchmarks/throughput.py --warm build --warm-only --gpus "$n" --build-jobs "$(nproc)" \
+      ${BACKENDS:+--backends $BACKENDS}
+    measure_pass "$n"
     ;;
   measure)
-    n=${2:-1}
-    bounded "measure_${n}gpu" python3 benchmarks/throughput.py --warm none --guards on --gpus "$n" --build-jobs "$(nproc)" \
-      --out-dir "$OUT" --records-dir "$OUT"
+    measure_pass "${2:-1}"
+    ;;
+  scaling)
+    measure_pass "${2:-2}"
+    measure_pass 1
     ;;
   *)
-    sed -n '2,29p' "$0"
+    sed -n '2,35p' "$0"
     exit 2
     ;;
 esac

@@ -268,3 +268,29 @@ def test_a_worker_closes_the_arena_descriptor_whatever_it_was_told(monkeypatch, 
             os.fstat(w)
     finally:
         os.close(r)
+
+
+@pytest.mark.gpu
+def test_an_arena_goes_back_to_the_device_after_its_verdict(gpu_only, scale_add_relu, fixtures):
+    """Each judgement makes its own arena (64 MB of outputs here) and nothing the judge keeps views
+    it: after the verdict its memory is the device's again, judgement after judgement."""
+    if not device_arena.supported("cuda"):
+        pytest.skip("the driver cannot share memory as a file descriptor")
+    import gc
+
+    triton = load_candidate(fixtures / "candidates" / "scale_add_relu_triton.py")
+    opts = JudgeOptions(device="cuda", timing=False)
+
+    def free_after_judging() -> int:
+        v = judge(scale_add_relu, triton, opts)
+        assert v.correct and "device_arena" in v.stage_s, (v.failure, v.message)
+        del v
+        gc.collect()
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()  # the caching allocator's blocks are not the arena's
+        return torch.cuda.mem_get_info()[0]
+
+    first = free_after_judging()  # the judge's own context and caches are made by now
+    later = [free_after_judging() for _ in range(3)]
+    # one arena kept alive would cost its whole size (over 64 MB); allow driver noise below that
+    assert min(later) > first - (32 << 20), (first, later)

@@ -133,3 +133,8 @@ def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_
     assert len(df) == 8 and sorted(df["sample"]) == list(range(8))
     assert df["correct"].all() and (df["flags"].map(len) == 0).all(), df[["failure", "flags", "message"]].to_string()
     assert set(df["device"]) == {"cuda:0", "cuda:1"}, set(df["device"])
+    from kbench_lib import device_arena
+
+    if device_arena.supported("cuda:0") and device_arena.supported("cuda:1"):  # 64 MB outputs: over ARENA_MIN
+        used = {dev: all("device_arena" in dict(st) for st in g["judge_stages"]) for dev, g in df.groupby("device")}
+        assert used == {"cuda:0": True, "cuda:1": True}, used
