@@ -66,6 +66,51 @@ def test_a_problem_whose_samples_are_all_judged_before_it_ends_is_let_go_when_it
     assert lanes.ended_here(0) == ["a"] and lanes.ended_here(1) == []
 
 
+def test_an_idle_lane_takes_the_last_waiting_sample_of_a_problem_it_has_prepared():
+    """The end of a batch: lane 1 ran dry while lane 0 still holds samples. It takes from the end
+    of lane 0's line, a sample of a problem it has reached before any other, and leaves lane 0
+    its next one; the problem ends for each lane once none of its samples waits there."""
+    lanes = JudgeLanes(2, limit=100, split_after=100)  # no split at put: everything of "a" on lane 0
+    a, b = _arrivals("a", 4), _arrivals("b", 2)
+    assert [lanes.put(x) for x in (*a[:3], *b, a[3])] == [0, 0, 0, 1, 1, 0]
+    assert [lanes.get(1).sample.index for _ in range(2)] == [0, 1]  # its own "b"
+    for _ in range(2):
+        lanes.done(1)
+    assert lanes.ended_here(1) == ["b"]
+    lanes.forget(1, "b")
+    got = lanes.get(1, wait=False)  # lane 0 waits with a0 a1 a2 a3; lane 1 has not reached "a": takes the last
+    assert got is a[3] and lanes.pending == 4
+    assert lanes.ended_here(1) == ["a"]  # nothing of "a" waits on lane 1 once it took it (busy until judged)
+    assert lanes.get(1, wait=False) is a[2]  # "a" reached now: it takes while lane 0 keeps one waiting
+    assert lanes.get(1, wait=False) is a[1]
+    assert lanes.get(1, wait=False) is None  # lane 0's next, a0, is never taken
+    assert lanes.get(0) is a[0] and lanes.ended_here(0) == ["a"]
+
+
+def test_an_idle_lane_leaves_a_short_line_of_a_problem_it_has_not_prepared():
+    lanes = JudgeLanes(2, limit=100, split_after=100)
+    xs = _arrivals("a", 2)
+    assert [lanes.put(x) for x in xs] == [0, 0]
+    assert lanes.get(1, wait=False) is None  # two waiting, a new problem for lane 1: not worth preparing
+    lanes.put(_arrivals("a", 1)[0])  # a third, same problem ("a" runs again)
+    assert lanes.get(1, wait=False) is not None
+
+
+def test_a_waiting_lane_wakes_to_take_from_a_line_that_grew():
+    lanes = JudgeLanes(2, limit=100, split_after=100)
+    xs = _arrivals("a", 3)
+    lanes.put(xs[0])
+    got = []
+    t = threading.Thread(target=lambda: got.append(lanes.get(1)))
+    t.start()
+    time.sleep(0.1)
+    assert t.is_alive() and not got  # one sample on lane 0: nothing to take
+    lanes.put(xs[1])
+    lanes.put(xs[2])  # lane 0 holds three now
+    t.join(timeout=5)
+    assert got == [xs[2]]
+
+
 def test_put_waits_while_the_limit_is_reached_and_close_drains():
     lanes = JudgeLanes(1, limit=2)
     xs = _arrivals("a", 4)
