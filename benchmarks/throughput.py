@@ -18,6 +18,7 @@ to ``<out-dir>/<device-slug>/throughput-<date>.json`` as a list of objects.
 from __future__ import annotations
 
 import argparse
+import bisect
 import datetime as dt
 import json
 import os
@@ -105,6 +106,7 @@ class Peaks:
         self.shm = 0
         self.peak = dict.fromkeys(self.PARTS.values(), 0)
         self.start: int | None = None
+        self.series: list[tuple[float, int, int]] = []  # (time.time(), RSS, anonymous RSS) per sample
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
@@ -120,6 +122,7 @@ class Peaks:
                 now = self.now()
                 if self.start is None:
                     self.start = now.get("rss", 0)
+                self.series.append((time.time(), now.get("rss", 0), now.get("anon", 0)))
                 for k, v in now.items():
                     self.peak[k] = max(self.peak[k], v)
                 st = os.statvfs("/dev/shm")
@@ -155,17 +158,58 @@ def _load_runtime(device: str) -> None:
 
 
 def _largest_input_set(problems, device: str) -> float | None:
-    """MB of the largest input set among ``problems`` as the judge draws them on ``device`` (full
-    size on a GPU, SMALL on the CPU; a problem that cannot be sized on the meta device is left out)."""
+    """MB of the largest input set among ``problems`` (see _input_sets)."""
+    sizes = _input_sets(problems, device)
+    return round(max(sizes.values()), 3) if sizes else None
+
+
+def _input_sets(problems, device: str) -> dict[str, float]:
+    """MB of each problem's input set as the judge draws it on ``device`` (full size on a GPU, SMALL
+    on the CPU; a problem that cannot be sized on the meta device is left out)."""
     from kbench_lib.roofline import input_set_bytes
 
-    sizes = []
+    sizes = {}
     for p in problems:
         try:
-            sizes.append(input_set_bytes(p, None if device.startswith("cuda") else dict(p.small)))
+            sizes[p.key] = input_set_bytes(p, None if device.startswith("cuda") else dict(p.small)) / 2**20
         except Exception:  # noqa: BLE001 - data-dependent shapes and the like
             continue
-    return round(max(sizes) / 2**20, 3) if sizes else None
+    return sizes
+
+
+def memory_by_problem(series: list[tuple[float, int, int]], ends: list[tuple[float, str]], floor: dict[str, int],
+                      input_mb: dict[str, float]) -> dict[str, dict]:
+    """The issue's host-memory target problem by problem, for a pass on one GPU (one candidate at a
+    time): each RSS sample (``series``: wall time, RSS, anonymous RSS, bytes) belongs to the
+    candidate whose verdict was recorded next (``ends``: wall time, problem key), which covers
+    preparing its problem's reference and judging it. Per problem: the peaks over ``floor`` (RSS and
+    anonymous RSS of the judge with its runtime loaded, bytes) in MB, its input set in MB, and their
+    ratio (the target: under 2). Samples after the last verdict are left out."""
+    ends = sorted(ends)
+    times = [t for t, _ in ends]
+    peaks: dict[str, list[int]] = {}
+    for t, rss, anon in series:
+        i = bisect.bisect_left(times, t)
+        if i == len(ends):
+            continue
+        peak = peaks.setdefault(ends[i][1], [0, 0])
+        peak[0], peak[1] = max(peak[0], rss - floor.get("rss", 0)), max(peak[1], anon - floor.get("anon", 0))
+    out = {}
+    for key, (rss, anon) in sorted(peaks.items()):
+        size = input_mb.get(key)
+        out[key] = {"rss_over_floor_peak_mb": round(max(0, rss) / 2**20, 1), "anon_over_floor_peak_mb": round(max(0, anon) / 2**20, 1),
+                    "input_set_mb": None if size is None else round(size, 3),
+                    "ratio": round(max(0, rss) / 2**20 / size, 3) if size else None}
+    return out
+
+
+def _memory_worst(by_problem: dict[str, dict]) -> dict | None:
+    """The problem with the highest RSS-over-floor to input-set ratio (among those with a size)."""
+    rated = [(v["ratio"], k) for k, v in by_problem.items() if v["ratio"] is not None]
+    if not rated:
+        return None
+    ratio, key = max(rated)
+    return {"problem": key, "ratio": ratio, "under_2x_everywhere": all(r < 2 for r, _ in rated)}
 
 
 def _leftovers() -> list[str]:
@@ -212,7 +256,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
     _load_runtime(device)
-    floor = Peaks.now().get("rss", 0)
+    floors = Peaks.now()
+    floor = floors.get("rss", 0)
     started = time.monotonic()
     partial = False
     with Peaks() as peaks:
@@ -228,6 +273,10 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             _TERM["judging"] = False
     wall = time.monotonic() - started
     df = read_records(root, run_id)
+    by_problem = {}
+    if gpus == 1 and len(df):  # one candidate at a time: each RSS sample has one problem
+        ends = [(ts.timestamp(), key) for ts, key in zip(df["timestamp"], df["problem"])]
+        by_problem = memory_by_problem(peaks.series, ends, floors, _input_sets(problems, device))
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
         save_records(df, Path(args.records_dir) / (f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-"
                                                    f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
@@ -237,6 +286,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             # loaded, against the largest input set of the batch (the target: under 2x)
             "host_rss_floor_mb": round(floor / 2**20, 1), "host_rss_over_floor_peak_mb": round(max(0, peaks.peak["rss"] - floor) / 2**20, 1),
             "largest_input_set_mb": _largest_input_set(problems, device),
+            # per problem on one GPU: the peak over the floor while it was judged, against its own input set
+            "host_memory_by_problem": by_problem, "host_memory_worst": _memory_worst(by_problem),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s,
             "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "date": dt.date.today().isoformat()}
