@@ -12,7 +12,9 @@ problem, builds on the CPU cores while judging goes on, one judging thread per G
 
 Reported per (gpus, guards): candidates per hour, seconds per candidate (median, p90), seconds per
 judge stage (median, p90, from the records' ``judge_stages``), the judge's peak host memory (RSS,
-sampled) and /dev/shm peak, and whether anything was left in /dev/shm or /tmp afterwards. Written
+sampled) and /dev/shm peak, and whether anything was left in /dev/shm or /tmp afterwards. On one GPU,
+the issue's host-memory target problem by problem (``memory_by_problem``: the judge's RSS over its
+loaded runtime while each problem was prepared and judged, against that problem's input set). Written
 to ``<out-dir>/<device-slug>/throughput-<date>.json`` as a list of objects.
 """
 from __future__ import annotations
