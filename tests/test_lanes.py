@@ -208,3 +208,49 @@ def test_a_prepared_problem_counts_what_it_holds(scale_add_relu):
     prep = prepare_problem(scale_add_relu, JudgeOptions(device="cpu", timing=False, seed=5), "cpu")
     held = prep.held_bytes()
     assert held["device"] == 0 and held["host"] == sum(nbytes(c.expected) for c in prep.cases) > 0
+
+
+def test_every_sample_is_judged_once_when_lanes_take_from_each_other():
+    """Three lanes, uneven judging times, samples arriving while others are judged: each sample is
+    taken exactly once, every lane hears each problem it reached end, and nothing is left over."""
+    import random
+
+    rng = random.Random(7)
+    lanes = JudgeLanes(3, limit=40, split_after=4)
+    arrivals = [a for k in range(12) for a in _arrivals(f"p{k}", rng.randint(1, 9))]
+    taken, lock = [], threading.Lock()
+
+    def judge(lane: int) -> None:
+        held: dict[str, int] = {}
+        while True:
+            for key in lanes.ended_here(lane):
+                if not held.get(key):
+                    lanes.forget(lane, key)
+            a = lanes.get(lane)
+            if a is None:
+                return
+            held[a.problem.key] = held.get(a.problem.key, 0) + 1
+            time.sleep(0.001 + rng.random() * (0.002 if lane < 2 else 0.02))  # lane 2 judges ten times slower
+            with lock:
+                taken.append((lane, a.problem.key, a.sample.index))
+            held[a.problem.key] -= 1
+            lanes.done(lane)
+
+    threads = [threading.Thread(target=judge, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    given = {}
+    for a in arrivals:
+        given[(a.problem.key, a.sample.index)] = lanes.put(a)
+    lanes.close()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads)
+    assert sorted((k, i) for _, k, i in taken) == sorted((a.problem.key, a.sample.index) for a in arrivals)
+    assert lanes.pending == 0
+    for lane in range(3):  # what each lane still had to let go, it can now
+        for key in lanes.ended_here(lane):
+            lanes.forget(lane, key)
+    assert lanes._reached == {} and lanes._ended == set()
+    assert len({lane for lane, _, _ in taken}) == 3
+    assert any(given[(k, i)] != lane for lane, k, i in taken)  # some were taken from another lane's queue
