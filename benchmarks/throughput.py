@@ -159,15 +159,9 @@ def _load_runtime(device: str) -> None:
             float((x @ x).sum())
 
 
-def _largest_input_set(problems, device: str) -> float | None:
-    """MB of the largest input set among ``problems`` (see _input_sets)."""
-    sizes = _input_sets(problems, device)
-    return round(max(sizes.values()), 3) if sizes else None
-
-
 def _input_sets(problems, device: str) -> dict[str, float]:
     """MB of each problem's input set as the judge draws it on ``device`` (full size on a GPU, SMALL
-    on the CPU; a problem that cannot be sized on the meta device is left out)."""
+    on the CPU), sized on the meta device; a problem that cannot be sized there is left out."""
     from kbench_lib.roofline import input_set_bytes
 
     sizes = {}
@@ -275,10 +269,11 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             _TERM["judging"] = False
     wall = time.monotonic() - started
     df = read_records(root, run_id)
+    input_mb = _input_sets(problems, device)
     by_problem = {}
     if gpus == 1 and len(df):  # one candidate at a time: each RSS sample has one problem
         ends = [(ts.timestamp(), key) for ts, key in zip(df["timestamp"], df["problem"])]
-        by_problem = memory_by_problem(peaks.series, ends, floors, _input_sets(problems, device))
+        by_problem = memory_by_problem(peaks.series, ends, floors, input_mb)
     if args.records_dir:  # the verdicts behind the figures, for reading what failed and why
         save_records(df, Path(args.records_dir) / (f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-"
                                                    f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
@@ -287,7 +282,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             # the issue's host-memory target: what the judge adds over a process with its runtime
             # loaded, against the largest input set of the batch (the target: under 2x)
             "host_rss_floor_mb": round(floor / 2**20, 1), "host_rss_over_floor_peak_mb": round(max(0, peaks.peak["rss"] - floor) / 2**20, 1),
-            "largest_input_set_mb": _largest_input_set(problems, device),
+            "largest_input_set_mb": round(max(input_mb.values()), 3) if input_mb else None,
             # per problem on one GPU: the peak over the floor while it was judged, against its own input set
             "host_memory_by_problem": by_problem, "host_memory_worst": _memory_worst(by_problem),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),

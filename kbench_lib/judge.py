@@ -633,15 +633,20 @@ def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
     be made (then the files carry everything, preallocated as before)."""
     if not opts.device_arena or opts.keep_workdir or not prep.device.startswith("cuda"):
         return None
-    if sum(nbytes(ts) for _, ts in _output_files(prep, opts)) < ARENA_MIN:
+    files = _output_files(prep, opts)
+    if sum(nbytes(ts) for _, ts in files) < ARENA_MIN:
         return None
-    return device_arena.create(prep.device, _arena_bytes(prep, opts))
+    return device_arena.create(prep.device, _arena_size(files))
 
 
 def _arena_bytes(prep: PreparedProblem, opts: JudgeOptions) -> int:
-    """What an honest worker places in the arena: every output tensor of its result files, each
-    starting at an aligned offset."""
-    return sum(nbytes(t) + device_arena.ALIGN for _, ts in _output_files(prep, opts) for t in ts)
+    """What an honest worker places in the arena (see _arena_size)."""
+    return _arena_size(_output_files(prep, opts))
+
+
+def _arena_size(files: list[tuple[str, list[torch.Tensor]]]) -> int:
+    """Every output tensor of the result files ``files``, each starting at an aligned offset."""
+    return sum(nbytes(t) + device_arena.ALIGN for _, ts in files for t in ts)
 
 
 def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptions) -> _Preallocation | None:
@@ -650,7 +655,8 @@ def _preallocate_outputs(out: "_OutDir", prep: PreparedProblem, opts: JudgeOptio
     page-locked copies fill pages that exist (tensorfile's docstring). Only for a CUDA device."""
     if not prep.device.startswith("cuda"):
         return None
-    files = [(p, nbytes(ts) + HEADER_ROOM) for p, ts in _output_files(prep, opts) if nbytes(ts) >= PREALLOCATE_MIN]
+    sizes = [(p, nbytes(ts)) for p, ts in _output_files(prep, opts)]
+    files = [(p, n + HEADER_ROOM) for p, n in sizes if n >= PREALLOCATE_MIN]
     if not files:
         return None
     return _Preallocation(out, files, threads=max(1, min(PREALLOCATE_THREADS, (os.cpu_count() or 2) // 2, len(files))))

@@ -131,7 +131,8 @@ def run_batch(
     and shared by its candidates. With ``gpus``, samples are spread over that many local GPUs, one
     judging thread each: a problem's samples go to one GPU until it is ``lanes.SPLIT_AFTER`` ahead of
     the least loaded, then on to that one, which prepares the problem too, and a GPU that runs dry
-    takes waiting samples from the longest queue (:mod:`kbench_lib.lanes`); every verdict is the same as on one GPU but for its timings.
+    takes waiting samples from the longest queue (:mod:`kbench_lib.lanes`); every verdict is the
+    same as on one GPU but for its timings.
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
