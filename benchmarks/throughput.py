@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO / "tests" / "adversarial"))
 
 from kbench_lib import runner  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
+from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
 from kbench_lib.problems import discover, load_problem  # noqa: E402
@@ -286,6 +287,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             # per problem on one GPU: the peak over the floor while it was judged, against its own input set
             "host_memory_by_problem": by_problem, "host_memory_worst": _memory_worst(by_problem),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
+            # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
+            "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},
             "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s,
             "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "date": dt.date.today().isoformat()}
 

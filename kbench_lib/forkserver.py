@@ -451,6 +451,9 @@ class ForkServer:
 
 def main(argv: list[str]) -> None:
     _die_with_parent(int(argv[2]) if len(argv) > 2 else None)  # the judge killed outright takes the server with it
+    from .cpu_sets import apply_from_env
+
+    apply_from_env()  # this GPU's cores (a batch over several GPUs), before torch sizes its thread pools at import
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(argv[0]))
     try:
         serve(sock, argv[1] == "1")

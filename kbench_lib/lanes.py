@@ -118,6 +118,14 @@ class JudgeLanes:
             return victim, len(line) - 1
         return None
 
+    def upcoming(self, lane: int) -> list:
+        """The problems of the samples waiting in ``lane``'s line, each once, in their order."""
+        with self._cond:
+            seen: dict = {}
+            for a in self._lanes[lane]:
+                seen.setdefault(a.problem.key, a.problem)
+            return list(seen.values())
+
     def ended_here(self, lane: int) -> list[str]:
         """Problems whose last sample has been given out and of which ``lane`` holds none waiting:
         once it has judged those it began, it may let their references go (and then

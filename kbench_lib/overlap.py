@@ -39,7 +39,7 @@ class Step:
     arrival: Any
     judgement: Judgement | None = None
     verdict: Verdict | None = None
-    beside: bool = False  # its worker ran beside the judge's checks of another candidate
+    beside: bool = False  # its worker ran beside the judge's checks of another candidate, or beside it preparing another problem
     alone: bool = False  # a second judgement, made with nothing beside it
 
 

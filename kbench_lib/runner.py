@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from . import build, server_pool
+from . import build, cpu_sets, server_pool
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
@@ -132,7 +132,10 @@ def run_batch(
     judging thread each: a problem's samples go to one GPU until it is ``lanes.SPLIT_AFTER`` ahead of
     the least loaded, then on to that one, which prepares the problem too, and a GPU that runs dry
     takes waiting samples from the longest queue (:mod:`kbench_lib.lanes`); every verdict is the
-    same as on one GPU but for its timings.
+    same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
+    their own (:mod:`kbench_lib.cpu_sets`).
+    A lane prepares the references of the problems waiting in its line while its fork server
+    starts, and the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
@@ -228,6 +231,20 @@ class PreparedReferences:
             _release(self._held.pop(key))
         return prepared
 
+    def holds(self, key: str) -> bool:
+        return key in self._held
+
+    def keys(self) -> list[str]:
+        return list(self._held)
+
+    def has_room(self) -> bool:
+        """Whether one more problem may be prepared ahead of its samples: under ``keep`` and under
+        half of each memory budget, so that preparing ahead never lets a reference go."""
+        if len(self._held) + 1 >= self.keep:
+            return False
+        held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
+        return 2 * sum(h["host"] for h in held) < self.budget and 2 * sum(h["device"] for h in held) < self.device_budget
+
     def _over(self) -> bool:
         if len(self._held) > self.keep:
             return True
@@ -293,6 +310,7 @@ class _Batch:
         self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
         self.builds: dict = {}
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
+        self.cpus = cpu_sets.gpu_cpu_sets(devices)  # several GPUs: each one's workers on cores of their own
         self.rows: list[dict] = []
         self.overlap = overlap
         self.lock = threading.Lock()
@@ -340,7 +358,8 @@ class _Batch:
     def work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
-        server_pool.prestart(device.startswith("cuda"))  # its workers' fork server starts while the first reference is made
+        server_pool.pin_thread(self.cpus.get(device))
+        server_pool.prestart(device.startswith("cuda"))  # its workers' fork server starts while references are made
         prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
         busy: Counter = Counter()  # problems with a sample taken and not yet recorded
 
@@ -360,8 +379,12 @@ class _Batch:
                 let_go()  # what ended on other lanes while this one waited goes before its next reference comes
             return a
 
+        alone: set[int] = set()  # samples set aside, to be judged again with nothing beside them
+
         def begin(a, gated: bool) -> Step:
-            return self.begin(a, device, prepared, gated, busy)
+            again = id(a) in alone
+            alone.discard(id(a))
+            return self.begin(a, device, prepared, gated, busy, lane, again)
 
         def record(step: Step, v: Verdict) -> None:
             a = step.arrival
@@ -373,6 +396,7 @@ class _Batch:
             let_go()
 
         run = OverlappingLane(take, self.ready, begin, lambda step, beside: self.finish(step, device, beside), record,
+                              set_aside=lambda step: alone.add(id(step.arrival)),
                               overlap=self.overlap)  # a step set aside stays busy: it is begun again
         try:
             run.run()
@@ -388,9 +412,45 @@ class _Batch:
         future = self.builds.get(c.sha) if c is not None else None
         return future is None or future.done()
 
-    def begin(self, a, device: str, prepared: PreparedReferences, gated: bool, busy) -> Step:
+    def prepare_ahead(self, lane: int, device: str, prepared: PreparedReferences) -> None:
+        """While this lane's fork server is still starting (its first worker would only wait for
+        it: about 8 s per GPU on the H200s, session 19), the references of the problems waiting in
+        its line are prepared, in their order, as far as :meth:`PreparedReferences.has_room`
+        allows. Nothing is measured then: a reference's eager baseline is timed when its first
+        candidate is judged, as always."""
+        cuda = device.startswith("cuda")
+        while not server_pool.started(cuda):
+            ahead = self._next_unprepared(lane, prepared)
+            if ahead is None:
+                return
+            prepared.get(ahead, busy=prepared.keys())
+
+    def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:
+        """The first problem waiting in ``lane``'s line whose reference it does not hold, if one
+        more may be held (None otherwise)."""
+        if not prepared.has_room():
+            return None
+        return next((p for p in self.lanes.upcoming(lane) if not prepared.holds(p.key)), None)
+
+    def prepare_beside(self, lane: int, prepared: PreparedReferences) -> bool:
+        """The next unprepared problem of ``lane``'s line prepared while a worker starts and runs
+        its correctness calls behind its gate (nothing measures those; the gate opens after this,
+        so its profile and timed calls never share the GPU with it). One made while the worker
+        held device memory is not kept if it failed: it is prepared again alone. Whether one was
+        prepared (the worker's verdict, if ``oom``, is then given again alone)."""
+        ahead = self._next_unprepared(lane, prepared)
+        if ahead is None:
+            return False
+        if isinstance(prepared.get(ahead, busy=prepared.keys()), str):
+            prepared.release(ahead.key)
+        return True
+
+    def begin(self, a, device: str, prepared: PreparedReferences, gated: bool, busy, lane: int = 0, alone: bool = False) -> Step:
         """Starts judging ``a``: its build waited for, its problem's reference prepared (and, when
-        candidates overlap, measured now, while no worker runs), its worker started."""
+        candidates overlap, measured now, while no worker runs), its worker started. References
+        of the problems after it in ``lane``'s line are prepared while the lane's fork server
+        starts and, one at a time, while its worker starts behind its gate (not beside another
+        candidate's worker, nor for a sample judged again ``alone``)."""
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None
@@ -409,10 +469,19 @@ class _Batch:
         try:
             if self.overlap:
                 ref.measure_now(replace(self.opts, device=device))
-            return Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref, gated=gated,
-                                                     built=built))
+            self.prepare_ahead(lane, device, prepared)
+            beside = not (self.overlap or alone) and self._next_unprepared(lane, prepared) is not None
+            step = Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref,
+                                                     gated=gated or beside, built=built))
         except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
             return Step(a, verdict=_judge_error(problem, c, device, self.opts, e))
+        try:
+            if beside and step.judgement.run is not None:
+                step.beside = self.prepare_beside(lane, prepared)
+        finally:
+            if not gated:
+                step.judgement.open_gate()
+        return step
 
     def finish(self, step: Step, device: str, beside: bool) -> Verdict | None:
         """``step``'s verdict; None when the judge's checks ran out of device memory beside

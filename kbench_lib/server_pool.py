@@ -79,10 +79,20 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
+_PINNED = threading.local()
+
+
+def pin_thread(cpus) -> None:
+    """The cores the servers this thread starts (and their workers) run on (None: any): a batch's
+    judging thread of one of several GPUs (:mod:`kbench_lib.cpu_sets`)."""
+    _PINNED.cpus = tuple(sorted(cpus)) if cpus else None
+
+
 def server_env(cuda: bool) -> dict[str, str]:
     """The server's environment: what the modules it imports may read at import, with the values
-    every worker gets (build.build_env)."""
+    every worker gets (build.build_env), and the cores this thread's servers are kept on."""
     from .build import cache_root
+    from .cpu_sets import ENV, format_cpulist
     from .sandbox import scrubbed_env
 
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,6 +101,9 @@ def server_env(cuda: bool) -> dict[str, str]:
     if not cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""
         env["TRITON_INTERPRET"] = "1"
+    cpus = getattr(_PINNED, "cpus", None)
+    if cpus:
+        env[ENV] = format_cpulist(cpus)
     return env
 
 
@@ -107,6 +120,15 @@ def server(cuda: bool):
     if start:
         _start(entry, cuda)
     return entry.started.result()
+
+
+def started(cuda: bool) -> bool:
+    """Whether this thread's server has started (or is known not to start): a worker started now
+    would not wait for it. True where this thread has none under way."""
+    me, env = threading.get_ident(), server_env(cuda)
+    with _LOCK:
+        mine = [e for e in _ENTRIES if e.cuda == cuda and e.owner == me and e.env == env]
+    return all(e.started.done() for e in mine)
 
 
 def prestart(cuda: bool) -> None:

@@ -1,0 +1,105 @@
+"""Which CPU cores each GPU's candidates run on, when a batch judges on several GPUs at once.
+
+On one GPU a candidate's worker has every core the judge may use. On several, each GPU's workers
+would otherwise start their thread pools, draw their inputs and run their CPU work over the same
+cores: in session 19's two-H200 pass the workers' start (drawing the input sets, starting torch's
+thread pools, a profiler session) took 20-30% longer with two GPUs judging than with one, while
+creating the CUDA context did not. So each GPU's fork server (and every worker forked from it:
+:mod:`kbench_lib.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread
+pools are sized to the set) is given its own cores: the cores local to the GPU (its NUMA node,
+from sysfs) where the GPUs have different ones, and the judge's cores split evenly, in contiguous
+runs, among GPUs that share theirs. No set is given (nothing is pinned) on one GPU, off Linux, or
+where a share would be under ``MIN_CORES``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV = "KBENCH_CPUS"
+MIN_CORES = 2
+_SYSFS = Path("/sys/bus/pci/devices")
+
+
+def parse_cpulist(text: str) -> set[int]:
+    """``0-3,8,10-11`` (the kernel's cpulist format) as a set of core numbers."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def format_cpulist(cpus) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+def allowed_cpus() -> set[int]:
+    """The cores this process may run on."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return set(range(os.cpu_count() or 1))
+
+
+def local_cpus(device: str) -> set[int] | None:
+    """The cores of ``device``'s NUMA node, from sysfs (None where unknown)."""
+    try:
+        import torch
+
+        props = torch.cuda.get_device_properties(torch.device(device))
+        domain, bus, dev = (getattr(props, f"pci_{k}_id", None) for k in ("domain", "bus", "device"))
+    except Exception:  # noqa: BLE001 - no CUDA, or a torch without these fields
+        return None
+    if bus is None or dev is None:
+        return None
+    try:
+        return parse_cpulist((_SYSFS / f"{domain or 0:04x}:{bus:02x}:{dev:02x}.0" / "local_cpulist").read_text()) or None
+    except (OSError, ValueError):
+        return None
+
+
+def split(devices: list[str], local: dict[str, set[int] | None], allowed: set[int]) -> dict[str, tuple[int, ...]]:
+    """Each device's cores: its local ones (within ``allowed``), shared evenly, in contiguous runs,
+    with the other devices that have the same; {} where any share would be under ``MIN_CORES``."""
+    if len(devices) < 2:
+        return {}
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for d in devices:
+        cores = tuple(sorted((local.get(d) or allowed) & allowed)) or tuple(sorted(allowed))
+        groups.setdefault(cores, []).append(d)
+    out: dict[str, tuple[int, ...]] = {}
+    for cores, members in groups.items():
+        share = len(cores) // len(members)
+        if share < MIN_CORES:
+            return {}
+        for i, d in enumerate(members):
+            out[d] = cores[i * share:(i + 1) * share]
+    return out
+
+
+def gpu_cpu_sets(devices: list[str]) -> dict[str, tuple[int, ...]]:
+    """{device: its workers' cores} for a batch judging on ``devices`` at once ({}: none pinned)."""
+    if len(devices) < 2 or not all(d.startswith("cuda") for d in devices) or not hasattr(os, "sched_setaffinity"):
+        return {}
+    return split(devices, {d: local_cpus(d) for d in devices}, allowed_cpus())
+
+
+def apply_from_env() -> None:
+    """In a fork server, before torch is imported: keeps this process (and every worker forked
+    from it) on the cores ``KBENCH_CPUS`` names, those it may use at all."""
+    text = os.environ.get(ENV)
+    if not text or not hasattr(os, "sched_setaffinity"):
+        return
+    try:
+        cpus = parse_cpulist(text) & allowed_cpus()
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+    except (OSError, ValueError):
+        pass
+
+
+__all__ = ["ENV", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]

@@ -1,0 +1,78 @@
+"""CPU cores per GPU (kbench_lib.cpu_sets): each GPU of a batch over several gets cores of its own,
+its fork server (and so every worker forked from it) runs on them, and torch sizes its thread pool
+to them."""
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from kbench_lib import cpu_sets, server_pool
+from kbench_lib.cpu_sets import format_cpulist, parse_cpulist, split
+
+
+def test_cpulists_read_and_written():
+    assert parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    assert parse_cpulist("") == set()
+    assert format_cpulist({3, 1, 2}) == "1,2,3"
+    assert parse_cpulist(format_cpulist(range(5))) == set(range(5))
+
+
+def test_gpus_on_their_own_numa_nodes_keep_their_local_cores():
+    allowed = set(range(32))
+    local = {"cuda:0": set(range(0, 16)), "cuda:1": set(range(16, 32)) | {40}}  # 40: not this process's
+    assert split(["cuda:0", "cuda:1"], local, allowed) == {"cuda:0": tuple(range(16)), "cuda:1": tuple(range(16, 32))}
+
+
+def test_gpus_sharing_their_cores_split_them_evenly_in_runs():
+    allowed = set(range(32))
+    four = [f"cuda:{i}" for i in range(4)]
+    sets = split(four, {d: None for d in four}, allowed)  # unknown: every core is everyone's
+    assert [sets[d] for d in four] == [tuple(range(i * 8, i * 8 + 8)) for i in range(4)]
+    # two NUMA nodes, two GPUs on each
+    local = {"cuda:0": set(range(16)), "cuda:1": set(range(16)), "cuda:2": set(range(16, 32)), "cuda:3": set(range(16, 32))}
+    sets = split(four, local, allowed)
+    assert sets["cuda:1"] == tuple(range(8, 16)) and sets["cuda:2"] == tuple(range(16, 24))
+    assert not set(sets["cuda:0"]) & set(sets["cuda:1"])
+
+
+def test_nothing_is_pinned_for_one_gpu_or_too_few_cores():
+    assert split(["cuda:0"], {"cuda:0": {0, 1}}, {0, 1, 2, 3}) == {}
+    assert split(["cuda:0", "cuda:1", "cuda:2"], {}, {0, 1, 2, 3, 4}) == {}  # a share of one core
+    assert cpu_sets.gpu_cpu_sets(["cpu", "cpu"]) == {}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
+def test_a_pinned_process_sizes_torchs_thread_pool_to_its_cores():
+    one = min(os.sched_getaffinity(0))
+    code = ("import os; from kbench_lib.cpu_sets import apply_from_env; apply_from_env(); import torch; "
+            "print(sorted(os.sched_getaffinity(0)), torch.get_num_threads())")
+    env = {**os.environ, cpu_sets.ENV: str(one)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [f"[{one}]", "1"]
+
+
+@pytest.mark.skipif(not server_pool.enabled(), reason="fork servers run on Linux only")
+def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
+    monkeypatch.setenv("TZ", f"UTC0-cpus-{os.getpid()}")  # this test's server, told apart from the session's
+    one = min(os.sched_getaffinity(0))
+    got = {}
+
+    def pinned():
+        server_pool.pin_thread({one})
+        got["env"] = server_pool.server_env(False)
+        got["server"] = server_pool.server(False)
+
+    t = threading.Thread(target=pinned)
+    t.start()
+    t.join()
+    server = got["server"]
+    assert got["env"][cpu_sets.ENV] == str(one)
+    assert server is not None
+    try:
+        assert os.sched_getaffinity(server.proc.pid) == {one}  # and so every worker it forks
+    finally:
+        server.close()
+    assert cpu_sets.ENV not in server_pool.server_env(False)  # this thread is not pinned

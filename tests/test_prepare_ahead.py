@@ -1,0 +1,114 @@
+"""References prepared ahead (kbench_lib.runner): while a judging thread's fork server starts, the
+problems waiting in its line are prepared; later, the next problem's reference is prepared while a
+worker starts behind its gate. Each reference is still prepared once, and the verdicts are those
+of preparing each at its turn."""
+import collections
+import threading
+import time
+
+from kbench_lib import runner, server_pool
+from kbench_lib.judge import JudgeOptions
+from kbench_lib.models import Arrival, Sample
+from kbench_lib.problems import discover
+from kbench_lib.records import RecordWriter, read_records
+
+HONEST_RELU = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, a, b):
+        return torch.relu(a * self.scale + b)
+'''
+
+
+class _P:
+    def __init__(self, key):
+        self.key = key
+
+
+class _Held:
+    def __init__(self, key):
+        self.key = key
+
+    def held_bytes(self):
+        return {"host": 1, "device": 0}
+
+    def release(self):
+        pass
+
+
+def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    starting = iter([False, False, True])
+    monkeypatch.setattr(server_pool, "started", lambda cuda: next(starting))
+    batch = runner._Batch(RecordWriter(tmp_path, "ahead"), "ahead", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
+                          progress=False)
+    for key in ("a", "b", "b", "c", "d"):
+        batch.lanes.put(Arrival(_P(key), Sample(0, None)))
+    refs = runner.PreparedReferences("cpu", None, budget=10**9)
+    batch.prepare_ahead(0, "cpu", refs)
+    assert made == ["a", "b"]  # the server started after two
+
+    monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: bounded by the room to hold them
+    small = runner.PreparedReferences("cpu", None, keep=3, budget=10**9)
+    made.clear()
+    batch.prepare_ahead(0, "cpu", small)
+    assert made == ["a", "b"] and not small.has_room()
+    assert small.prepared == 2
+
+
+def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str):
+    probs = tmp_path / "problems" / "level1"
+    probs.mkdir(parents=True, exist_ok=True)
+    for name in ("1_Scale_Add_ReLU.py", "2_Linear_GELU.py"):
+        (probs / name).write_text((fixtures / "problems" / "level1" / name).read_text())
+    cands = tmp_path / "cands" / "level1"
+    cands.mkdir(parents=True, exist_ok=True)
+    gelu = (fixtures / "problems" / "level1" / "2_Linear_GELU.py").read_text().replace("class Model(", "class ModelNew(")
+    for i in range(2):
+        (cands / f"1_Scale_Add_ReLU__{i}.py").write_text(HONEST_RELU + f"\n# {i}\n")
+        (cands / f"2_Linear_GELU__{i}.py").write_text(gelu + f"\n# {i}\n")
+    prepared = collections.Counter()
+    real = runner._prepare
+
+    def counting(problem, device, opts):
+        prepared[problem.key] += 1
+        return real(problem, device, opts)
+
+    monkeypatch.setattr(runner, "_prepare", counting)
+    opts = JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0, run_timeout_s=60)
+    _, rows = runner.run_batch(discover(tmp_path / "problems"), f"folder:{tmp_path / 'cands'}", run_id=run_id,
+                               runs_root=tmp_path / "runs", opts=opts, progress=False)
+    return rows, prepared, read_records(tmp_path / "runs", run_id)
+
+
+def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, tmp_path, monkeypatch):
+    monkeypatch.setattr(server_pool, "started", lambda cuda: True)  # nothing prepared while the server starts
+    first_begun = threading.Event()
+    real_begin = runner._Batch.begin
+
+    def begin(self, a, *args, **kwargs):
+        if not first_begun.is_set():  # the first sample starts once every sample waits in the line
+            deadline = time.monotonic() + 60
+            while self.lanes.pending < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            first_begun.set()
+        return real_begin(self, a, *args, **kwargs)
+
+    monkeypatch.setattr(runner._Batch, "begin", begin)
+    rows, prepared, df = _two_problem_batch(fixtures, tmp_path, monkeypatch, "beside")
+    assert sorted((r["problem"], r["failure"]) for r in rows) == [("level1/1_Scale_Add_ReLU", None)] * 2 + [
+        ("level1/2_Linear_GELU", None)] * 2, [(r["failure"], r["message"]) for r in rows]
+    assert dict(prepared) == {"level1/1_Scale_Add_ReLU": 1, "level1/2_Linear_GELU": 1}
+    gated = {(p, s): any(k == "run_gate" for k, _ in st) for p, s, st in zip(df["problem"], df["sample"], df["judge_stages"])}
+    # the first candidate's worker waited at its gate while the second problem was prepared; once
+    # every problem of the line is held, no worker waits behind a gate
+    assert gated[("level1/1_Scale_Add_ReLU", 0)]
+    assert sum(gated.values()) == 1, gated
