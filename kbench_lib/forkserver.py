@@ -303,22 +303,30 @@ def serve(sock: socket.socket, cuda: bool) -> None:
     # torch.cuda.is_available() (which imports below may call) must not initialise the driver here:
     # a child forked after that cannot use CUDA
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    marks = [("begin", time.monotonic())]  # where its start goes (the judge's own speed; sent with its hello)
     import torch  # noqa: F401 - imported once here, inherited by every child
 
+    marks.append(("torch", time.monotonic()))
     from . import worker  # noqa: F401
 
+    marks.append(("worker", time.monotonic()))
     for name in WARM_IMPORTS:  # what the profiler, torch.compile and load_inline import on first use
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - an optional part missing only costs its import later
             pass
+    marks.append(("warm_imports", time.monotonic()))
     warm_keys()
+    marks.append(("warm_keys", time.monotonic()))
 
     isolation = next((f for f in ISOLATIONS if _probe(f, cuda)), 0)
     if isolation == 0 and not _probe(0, cuda):  # a forked child cannot even use CUDA: no server
         _send(sock, {"event": "hello", "ok": False})
         return
-    _send(sock, {"event": "hello", "ok": True, "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID)})
+    marks.append(("probes", time.monotonic()))
+    phases = {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
+    _send(sock, {"event": "hello", "ok": True, "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID),
+                 "start_s": phases})
     children: dict[int, str] = {}
     while True:
         ready, _, _ = select.select([sock], [], [], 0.02 if children else None)
@@ -364,6 +372,7 @@ class ForkServer:
     def __init__(self, cuda: bool, env: dict[str, str], popen=subprocess.Popen):
         """``popen``: what starts its process (:mod:`kbench_lib.server_pool` starts every server from
         one long-lived thread: the server dies when the thread that started it ends)."""
+        started = time.monotonic()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = popen(
             [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0", str(os.getpid())],
@@ -380,6 +389,7 @@ class ForkServer:
             raise RuntimeError("the fork server did not start")
         self.isolation = int(hello["isolation"])
         self.pid_isolated = bool(hello["pid_isolated"])
+        self.start_s = {"total": round(time.monotonic() - started, 4), **(hello.get("start_s") or {})}  # its start, phase by phase
         self._n = 0
         self._exits: dict[str, int] = {}  # workers that ended before anyone waited for them
 

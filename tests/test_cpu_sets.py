@@ -73,6 +73,10 @@ def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
     assert server is not None
     try:
         assert os.sched_getaffinity(server.proc.pid) == {one}  # and so every worker it forks
+        # its hello said where its start went
+        phases = ("torch", "worker", "warm_imports", "warm_keys", "probes")
+        assert set(server.start_s) == {"total", *phases} and all(server.start_s[k] >= 0 for k in phases)
+        assert server.start_s["total"] >= sum(server.start_s[k] for k in phases) - 0.01
     finally:
         server.close()
     assert cpu_sets.ENV not in server_pool.server_env(False)  # this thread is not pinned
