@@ -32,6 +32,7 @@
 #
 # BACKENDS (e.g. "cuda triton torch") keeps only those candidates in `full`, `measure` and `scaling`: on a GPU
 # the CPU suite's C++ kernels crash at their first call, quickly, and weigh the batch's rate up.
+# SERVERS=ready starts each pass's fork servers before its clock (as a session's later batch finds them; default cold).
 # STEP_S (default 540) bounds a step; IDLE (default "10 0") the throughput step's idle limits, a pass each; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
 set -uo pipefail
@@ -55,8 +56,8 @@ bounded() {  # bounded NAME COMMAND...: runs it for at most STEP_S seconds, its 
 measure_pass() {  # measure_pass N: the batch (BACKENDS, if set, only) measured on N GPUs, guards on, caches as they are
   local n=$1
   # shellcheck disable=SC2086
-  bounded "measure_${n}gpu${BACKENDS:+-$(echo $BACKENDS | tr ' ' '_')}" python3 benchmarks/throughput.py --warm none --guards on \
-    --gpus "$n" --build-jobs "$(nproc)" --out-dir "$OUT" --records-dir "$OUT" ${BACKENDS:+--backends $BACKENDS}
+  bounded "measure_${n}gpu${SERVERS:+-servers_$SERVERS}${BACKENDS:+-$(echo $BACKENDS | tr ' ' '_')}" python3 benchmarks/throughput.py --warm none --guards on \
+    --gpus "$n" --build-jobs "$(nproc)" --out-dir "$OUT" --records-dir "$OUT" --servers "${SERVERS:-cold}" ${BACKENDS:+--backends $BACKENDS}
 }
 
 gpu_list() {  # "1" or "1 N" for a machine with N > 1 GPUs

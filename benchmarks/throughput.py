@@ -253,6 +253,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
     _load_runtime(device)
+    if args.servers == "ready":  # as a session's later batch finds them (or a notebook that started them ahead)
+        runner.start_servers(runner.batch_devices(opts, gpus))
     floors = Peaks.now()
     floor = floors.get("rss", 0)
     started = time.monotonic()
@@ -279,6 +281,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         save_records(df, Path(args.records_dir) / (f"throughput-records-{gpus}gpu-guards_{'on' if guards else 'off'}-"
                                                    f"overlap_{'on' if overlap else 'off'}-idle_{idle_s:g}.parquet"))
     return {"device_name": device_name(device), "gpus": gpus, "guards": guards, "overlap": overlap, "partial": partial,
+            "servers": args.servers,
             **summary(df, wall, gpus), **peaks.report(shm_base),
             # the host-memory target: what the judge adds over a process with its runtime
             # loaded, against the largest input set of the batch (the target: under 2x)
@@ -343,6 +346,9 @@ def main() -> None:
                     help="before the measured passes: judge every candidate once untimed, only build them, or nothing "
                          "(a build cache warm from an earlier call on the same machine)")
     ap.add_argument("--warm-only", action="store_true", help="stop after the warm step (the next call measures)")
+    ap.add_argument("--servers", choices=["cold", "ready"], default="cold",
+                    help="cold: each pass's judging threads start their fork servers (8-12 s, a fresh process's first batch); "
+                         "ready: started before the pass's clock, as a later batch of the same process finds them")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     device = resolve_device(a.device)

@@ -126,6 +126,15 @@ class JudgeLanes:
                 seen.setdefault(a.problem.key, a.problem)
             return list(seen.values())
 
+    def wait_for_more(self, lane: int, timeout: float) -> bool:
+        """Waits up to ``timeout`` for a sample to be given to any lane; False at once when none
+        can come any more (closed or aborted)."""
+        with self._cond:
+            if self._closed or self._aborted is not None:
+                return False
+            self._cond.wait(timeout)
+            return True
+
     def ended_here(self, lane: int) -> list[str]:
         """Problems whose last sample has been given out and of which ``lane`` holds none waiting:
         once it has judged those it began, it may let their references go (and then

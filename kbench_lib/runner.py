@@ -34,6 +34,7 @@ from .provenance import device_name, environment, resolve_device
 from .records import MAX_SOURCE_CHARS, RecordWriter, read_records, row_from_verdict
 
 RUNS_ROOT = Path(__file__).resolve().parent.parent / "results" / "runs"
+AHEAD_POLL_S = 0.05  # while a lane's fork server starts and its line holds nothing to prepare: how often it looks again
 PENDING_PER_DEVICE = 32  # samples taken from the model and not yet judged, per judging device (then the model waits)
 
 
@@ -77,6 +78,19 @@ def batch_devices(opts: JudgeOptions, gpus: int | str | None = None) -> list[str
     have = torch.cuda.device_count()
     n = have if str(gpus) == "all" else min(int(gpus), have)
     return [f"cuda:{i}" for i in range(max(1, n))]
+
+
+def start_servers(devices: list[str], wait: bool = True) -> None:
+    """Starts the warm fork servers a batch over ``devices`` will fork its workers from (one per
+    device, each on the cores that batch gives its device: :mod:`kbench_lib.cpu_sets`), so that its
+    first workers do not wait for them (8-12 s on the H200s, ``benchmarks/server_start.py``): a
+    notebook's setup, or anything a batch waits for anyway. The batch's judging threads take them;
+    a later batch of the same process over the same devices takes them too (``server_pool``)."""
+    pins = cpu_sets.gpu_cpu_sets(devices)
+    futures = [server_pool.start_unowned(d.startswith("cuda"), pins.get(d)) for d in devices]
+    if wait:
+        for f in futures:
+            f.result()
 
 
 def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: JudgeOptions) -> Verdict:
@@ -414,16 +428,18 @@ class _Batch:
 
     def prepare_ahead(self, lane: int, device: str, prepared: PreparedReferences) -> None:
         """While this lane's fork server is still starting (its first worker would only wait for
-        it: about 8 s per GPU on the H200s, session 19), the references of the problems waiting in
-        its line are prepared, in their order, as far as :meth:`PreparedReferences.has_room`
-        allows. Nothing is measured then: a reference's eager baseline is timed when its first
-        candidate is judged, as always."""
+        it: 8-12 s on the H200s, ``benchmarks/server_start.py``), the references of the problems
+        waiting in its line are prepared, in their order, as far as
+        :meth:`PreparedReferences.has_room` allows, and samples still to come are waited for.
+        Nothing is measured then: a reference's eager baseline is timed when its first candidate
+        is judged, as always."""
         cuda = device.startswith("cuda")
-        while not server_pool.started(cuda):
+        while not server_pool.started(cuda) and prepared.has_room():
             ahead = self._next_unprepared(lane, prepared)
-            if ahead is None:
-                return
-            prepared.get(ahead, busy=prepared.keys())
+            if ahead is not None:
+                prepared.get(ahead, busy=prepared.keys())
+            elif not self.lanes.wait_for_more(lane, AHEAD_POLL_S):
+                return  # no more samples come to this lane
 
     def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:
         """The first problem waiting in ``lane``'s line whose reference it does not hold, if one

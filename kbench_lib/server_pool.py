@@ -88,9 +88,13 @@ def pin_thread(cpus) -> None:
     _PINNED.cpus = tuple(sorted(cpus)) if cpus else None
 
 
-def server_env(cuda: bool) -> dict[str, str]:
+_THREADS = object()  # server_env's default: the cores the calling thread is pinned to
+
+
+def server_env(cuda: bool, cpus=_THREADS) -> dict[str, str]:
     """The server's environment: what the modules it imports may read at import, with the values
-    every worker gets (build.build_env), and the cores this thread's servers are kept on."""
+    every worker gets (build.build_env), and the cores it is kept on (``cpus``; by default those
+    the calling thread is pinned to)."""
     from .build import cache_root
     from .cpu_sets import ENV, format_cpulist
     from .sandbox import scrubbed_env
@@ -101,7 +105,8 @@ def server_env(cuda: bool) -> dict[str, str]:
     if not cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""
         env["TRITON_INTERPRET"] = "1"
-    cpus = getattr(_PINNED, "cpus", None)
+    if cpus is _THREADS:
+        cpus = getattr(_PINNED, "cpus", None)
     if cpus:
         env[ENV] = format_cpulist(cpus)
     return env
@@ -138,6 +143,21 @@ def prestart(cuda: bool) -> None:
     entry, start = _claim(cuda)
     if start:
         threading.Thread(target=_start, args=(entry, cuda), name="kbench-forkserver-start", daemon=True).start()
+
+
+def start_unowned(cuda: bool, cpus=None) -> Future:
+    """Starts a server that no thread owns yet, with the environment a thread pinned to ``cpus``
+    would ask for (none: unpinned): the next such thread without one takes it. A batch about to
+    start (:func:`kbench_lib.runner.start_servers`) has its lanes' servers started so. Returns
+    the future of its start (its ForkServer, or None where one cannot run)."""
+    entry = _Entry(cuda, server_env(cuda, cpus), None)
+    if not enabled():
+        entry.started.set_result(None)
+        return entry.started
+    with _LOCK:
+        _ENTRIES.append(entry)
+    threading.Thread(target=_start, args=(entry, cuda), name="kbench-forkserver-start", daemon=True).start()
+    return entry.started
 
 
 def _claim(cuda: bool) -> tuple[_Entry, bool]:

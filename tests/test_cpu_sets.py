@@ -80,3 +80,23 @@ def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
     finally:
         server.close()
     assert cpu_sets.ENV not in server_pool.server_env(False)  # this thread is not pinned
+
+
+@pytest.mark.skipif(not server_pool.enabled(), reason="fork servers run on Linux only")
+def test_servers_started_ahead_for_a_batch_are_the_ones_its_threads_use(monkeypatch):
+    """runner.start_servers: one server per device of the batch, unowned, with the environment its
+    judging thread will ask for; the thread takes it instead of starting its own."""
+    from kbench_lib import runner
+
+    monkeypatch.setenv("TZ", f"UTC0-ahead-{os.getpid()}")
+    runner.start_servers(["cpu"])
+    ours = [e for e in server_pool._ENTRIES if e.env.get("TZ") == f"UTC0-ahead-{os.getpid()}"]
+    assert len(ours) == 1 and ours[0].owner is None and ours[0].started.done()
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault("s", server_pool.server(False)))
+    t.start()
+    t.join()
+    try:
+        assert got["s"] is ours[0].started.result() and got["s"] is not None
+    finally:
+        got["s"].close()

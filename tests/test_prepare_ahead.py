@@ -112,3 +112,23 @@ def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, t
     # every problem of the line is held, no worker waits behind a gate
     assert gated[("level1/1_Scale_Add_ReLU", 0)]
     assert sum(gated.values()) == 1, gated
+
+
+def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: only closing ends the wait
+    batch = runner._Batch(RecordWriter(tmp_path, "later"), "later", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
+                          progress=False)
+
+    def feed():
+        time.sleep(0.3)
+        batch.lanes.put(Arrival(_P("late"), Sample(0, None)))
+        time.sleep(0.3)
+        batch.lanes.close()
+
+    t = threading.Thread(target=feed)
+    t.start()
+    batch.prepare_ahead(0, "cpu", runner.PreparedReferences("cpu", None, budget=10**9))
+    t.join()
+    assert made == ["late"]
