@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import datetime as dt
+import faulthandler
 import json
 import os
 import shutil
@@ -351,6 +352,7 @@ def main() -> None:
                          "ready: started before the pass's clock, as a later batch of the same process finds them")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
+    faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, session 20)
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
     problems, models = batch(work, device, a.compile, a.filter, a.backends)

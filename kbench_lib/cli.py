@@ -12,6 +12,7 @@ itself could not run; with ``--json`` the last line on stdout is the verdict as 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import sys
@@ -419,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not faulthandler.is_enabled():  # a crash of the judge itself (not a candidate's) shows every thread's stack
+        faulthandler.enable(all_threads=True)
     return args.fn(args)
 
 

@@ -149,7 +149,7 @@ def run_batch(
     same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
     their own (:mod:`kbench_lib.cpu_sets`).
     A lane prepares the references of the problems waiting in its line while its fork server
-    starts, and the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
+    starts and, on one GPU, the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
@@ -448,6 +448,15 @@ class _Batch:
             return None
         return next((p for p in self.lanes.upcoming(lane) if not prepared.holds(p.key)), None)
 
+    def prepares_beside(self) -> bool:
+        """Whether a lane prepares the next problem while a worker starts: on one device, not
+        overlapping candidates. Not over several: there the other lanes' profiler sessions
+        (the reference's profile, the baseline's device clock: CUPTI is the process's) would run
+        beside it, and the one two-GPU pass that prepared beside workers from its first
+        candidate on ended in a segmentation fault of the judge (two H200s, session 20; cause not
+        found)."""
+        return len(self.devices) == 1 and not self.overlap
+
     def prepare_beside(self, lane: int, prepared: PreparedReferences) -> bool:
         """The next unprepared problem of ``lane``'s line prepared while a worker starts and runs
         its correctness calls behind its gate (nothing measures those; the gate opens after this,
@@ -465,8 +474,8 @@ class _Batch:
         """Starts judging ``a``: its build waited for, its problem's reference prepared (and, when
         candidates overlap, measured now, while no worker runs), its worker started. References
         of the problems after it in ``lane``'s line are prepared while the lane's fork server
-        starts and, one at a time, while its worker starts behind its gate (not beside another
-        candidate's worker, nor for a sample judged again ``alone``)."""
+        starts and, on one device, one at a time while its worker starts behind its gate
+        (:meth:`prepares_beside`; never for a sample judged again ``alone``)."""
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None
@@ -486,7 +495,7 @@ class _Batch:
             if self.overlap:
                 ref.measure_now(replace(self.opts, device=device))
             self.prepare_ahead(lane, device, prepared)
-            beside = not (self.overlap or alone) and self._next_unprepared(lane, prepared) is not None
+            beside = self.prepares_beside() and not alone and self._next_unprepared(lane, prepared) is not None
             step = Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref,
                                                      gated=gated or beside, built=built))
         except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
