@@ -64,7 +64,7 @@ def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_
     assert small.prepared == 2
 
 
-def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str):
+def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str, first_candidate: str | None = None):
     probs = tmp_path / "problems" / "level1"
     probs.mkdir(parents=True, exist_ok=True)
     for name in ("1_Scale_Add_ReLU.py", "2_Linear_GELU.py"):
@@ -73,7 +73,7 @@ def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str):
     cands.mkdir(parents=True, exist_ok=True)
     gelu = (fixtures / "problems" / "level1" / "2_Linear_GELU.py").read_text().replace("class Model(", "class ModelNew(")
     for i in range(2):
-        (cands / f"1_Scale_Add_ReLU__{i}.py").write_text(HONEST_RELU + f"\n# {i}\n")
+        (cands / f"1_Scale_Add_ReLU__{i}.py").write_text((first_candidate if i == 0 and first_candidate else HONEST_RELU) + f"\n# {i}\n")
         (cands / f"2_Linear_GELU__{i}.py").write_text(gelu + f"\n# {i}\n")
     prepared = collections.Counter()
     real = runner._prepare
@@ -142,3 +142,29 @@ def test_only_a_batch_on_one_device_prepares_beside_its_workers(tmp_path):
     assert batch(["cpu"]).prepares_beside()
     assert not batch(["cpu", "cpu"]).prepares_beside()  # the other lanes' profiler sessions would run beside it
     assert not batch(["cpu"], overlap=True).prepares_beside()  # overlapped candidates have their own order
+
+
+def test_an_oom_beside_a_preparation_is_judged_again_alone(fixtures, tmp_path, monkeypatch):
+    """A worker that ran out of memory while the next problem's reference was prepared beside it is
+    judged again with nothing beside it (the preparation's memory must not decide its verdict)."""
+    monkeypatch.setattr(server_pool, "started", lambda cuda: True)
+    begun = []
+    real_begin = runner._Batch.begin
+
+    def begin(self, a, device, prepared, gated, busy, lane=0, alone=False):
+        if not begun:  # the first sample starts once every sample waits in the line
+            deadline = time.monotonic() + 60
+            while self.lanes.pending < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        step = real_begin(self, a, device, prepared, gated, busy, lane, alone)
+        begun.append((a.problem.key, a.sample.index, alone, step.beside))
+        return step
+
+    monkeypatch.setattr(runner._Batch, "begin", begin)
+    oom = HONEST_RELU.replace("return torch.relu(a * self.scale + b)", "raise MemoryError('out of memory')")
+    rows, prepared, _ = _two_problem_batch(fixtures, tmp_path, monkeypatch, "oom", first_candidate=oom)
+    first = [b for b in begun if b[:2] == ("level1/1_Scale_Add_ReLU", 0)]
+    assert first == [("level1/1_Scale_Add_ReLU", 0, False, True), ("level1/1_Scale_Add_ReLU", 0, True, False)], begun
+    verdicts = sorted((r["problem"], r["sample"], r["failure"]) for r in rows)
+    assert verdicts[0] == ("level1/1_Scale_Add_ReLU", 0, "oom") and len(rows) == 4
+    assert dict(prepared) == {"level1/1_Scale_Add_ReLU": 1, "level1/2_Linear_GELU": 1}
