@@ -14,19 +14,7 @@ from kbench_lib.problems import discover
 from kbench_lib.records import read_records
 from kbench_lib.runner import run_batch
 
-HONEST = '''
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def __init__(self, scale: float):
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, a, b):
-        return torch.relu(a * self.scale + b)
-'''
+HONEST = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_torch.py").read_text()
 
 # looks, at import, for another judgement's job folder or result files wherever a worker can see
 SPY = '''

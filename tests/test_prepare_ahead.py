@@ -5,6 +5,7 @@ of preparing each at its turn."""
 import collections
 import threading
 import time
+from pathlib import Path
 
 from kbench_lib import runner, server_pool
 from kbench_lib.judge import JudgeOptions
@@ -12,19 +13,7 @@ from kbench_lib.models import Arrival, Sample
 from kbench_lib.problems import discover
 from kbench_lib.records import RecordWriter, read_records
 
-HONEST_RELU = '''
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def __init__(self, scale: float):
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, a, b):
-        return torch.relu(a * self.scale + b)
-'''
+HONEST_RELU = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_torch.py").read_text()
 
 
 class _P:
