@@ -201,6 +201,19 @@ def memory_by_problem(series: list[tuple[float, int, int]], ends: list[tuple[flo
     return out
 
 
+def per_device(df, started_wall: float) -> dict[str, dict]:
+    """{device: its verdicts, and the seconds after the pass began (``started_wall``, a time.time())
+    at which its first and last were recorded}: how long each GPU took to start judging, and to end."""
+    out = {}
+    if not len(df):
+        return out
+    for dev, g in df.groupby("device"):
+        ts = sorted(t.timestamp() for t in g["timestamp"])
+        out[str(dev)] = {"candidates": int(len(g)), "first_verdict_s": round(ts[0] - started_wall, 2),
+                         "last_verdict_s": round(ts[-1] - started_wall, 2)}
+    return out
+
+
 def _memory_worst(by_problem: dict[str, dict]) -> dict | None:
     """The problem with the highest RSS-over-floor to input-set ratio (among those with a size)."""
     rated = [(v["ratio"], k) for k, v in by_problem.items() if v["ratio"] is not None]
@@ -258,7 +271,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
         runner.start_servers(runner.batch_devices(opts, gpus))
     floors = Peaks.now()
     floor = floors.get("rss", 0)
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     partial = False
     with Peaks() as peaks:
         shm_base = peaks.shm
@@ -290,6 +303,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "largest_input_set_mb": round(max(input_mb.values()), 3) if input_mb else None,
             # per problem on one GPU: the peak over the floor while it was judged, against its own input set
             "host_memory_by_problem": by_problem, "host_memory_worst": _memory_worst(by_problem),
+            # where each GPU's time went: its first verdict after the pass began (its start), its last
+            "per_device": per_device(df, started_wall),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
             "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},

@@ -1,5 +1,6 @@
-"""benchmarks/throughput.py's host-memory figures: each RSS sample of a one-GPU pass is charged to
-the problem whose candidate was being prepared or judged, against that problem's own input set."""
+"""benchmarks/throughput.py's figures: each RSS sample of a one-GPU pass is charged to the problem
+whose candidate was being prepared or judged, against that problem's own input set; each GPU's
+first and last verdict are timed from the pass's start."""
 import sys
 from pathlib import Path
 
@@ -35,3 +36,16 @@ def test_a_problem_without_a_size_is_reported_without_a_ratio_and_below_the_floo
     got = throughput.memory_by_problem([(1.0, 900 * MB, 300 * MB)], [(2.0, "x")], {"rss": 1000 * MB, "anon": 400 * MB}, {})
     assert got == {"x": {"rss_over_floor_peak_mb": 0.0, "anon_over_floor_peak_mb": 0.0, "input_set_mb": None, "ratio": None}}
     assert throughput._memory_worst(got) is None
+
+
+def test_each_devices_first_and_last_verdict_are_timed_from_the_passs_start():
+    import pandas as pd
+
+    t0 = 1_700_000_000.0
+    df = pd.DataFrame({"device": ["cuda:0", "cuda:1", "cuda:0", "cuda:1"],
+                       "timestamp": pd.to_datetime([t0 + 12.5, t0 + 19.25, t0 + 130.0, t0 + 126.0], unit="s", utc=True)})
+    assert throughput.per_device(df, t0) == {
+        "cuda:0": {"candidates": 2, "first_verdict_s": 12.5, "last_verdict_s": 130.0},
+        "cuda:1": {"candidates": 2, "first_verdict_s": 19.25, "last_verdict_s": 126.0},
+    }
+    assert throughput.per_device(df.iloc[:0], t0) == {}
