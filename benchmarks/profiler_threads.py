@@ -1,0 +1,84 @@
+"""Does the judge's process survive one thread's profiler sessions beside another thread's CUDA work?
+
+Session 20's two-GPU pass that prepared references beside its workers died of a segmentation
+fault after 97 of 110 verdicts, with no stack. What only a batch over several GPUs does in one
+process: one judging thread runs profiler sessions (the reference's profile, the eager baseline's
+device-busy clock; CUPTI is the process's) while another thread runs CUDA work of its own
+(preparing references, comparing outputs). This runs exactly that for ``--seconds``: thread A
+profiles a problem's reference over and over on the first GPU, thread B prepares references on
+the second (or the same one). faulthandler prints every thread's stack if the process crashes.
+One JSON line at the end: the sessions and preparations made.
+
+    python3 benchmarks/profiler_threads.py --seconds 120
+"""
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from kbench_lib.judge import JudgeOptions, prepare_problem  # noqa: E402
+from kbench_lib.problems import discover  # noqa: E402
+
+
+def _profiles(stop: threading.Event, device: str, problems: list, counts: dict) -> None:
+    """Thread A: profiler sessions as a judging thread makes them, until ``stop``."""
+    if device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(device))
+    opts = JudgeOptions(device=device, timing_budget_s=0.2)
+    preps = [prepare_problem(p, opts, device) for p in problems[:2]]
+    k = 0
+    while not stop.is_set():
+        prep = preps[k % len(preps)]
+        prep._ref_ops = prep._baseline = None  # measured again: the reference's profile, the eager baseline (its device clock)
+        prep.reference_profile()
+        prep.baseline(opts)
+        counts["profiles"] += 1
+        k += 1
+
+
+def _prepares(stop: threading.Event, device: str, problems: list, counts: dict) -> None:
+    """Thread B: references prepared and let go, as another judging thread does, until ``stop``."""
+    if device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(device))
+    k = 0
+    while not stop.is_set():
+        prepare_problem(problems[k % len(problems)], JudgeOptions(device=device), device).release()
+        counts["prepared"] += 1
+        k += 1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=120.0)
+    ap.add_argument("--problems", type=int, default=8, help="the first N level-1 problems")
+    a = ap.parse_args()
+    faulthandler.enable(all_threads=True)
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    devices = (["cuda:0", "cuda:1"] if n > 1 else ["cuda:0", "cuda:0"]) if n else ["cpu", "cpu"]
+    problems = [p for p in discover(REPO / "problems") if p.level == "level1"][: a.problems]
+    counts = {"profiles": 0, "prepared": 0}
+    stop = threading.Event()
+    threads = [threading.Thread(target=_profiles, args=(stop, devices[0], problems, counts), daemon=True),
+               threading.Thread(target=_prepares, args=(stop, devices[1], problems, counts), daemon=True)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(a.seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    print(json.dumps({"devices": devices, "seconds": round(time.monotonic() - t0, 1), **counts}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
