@@ -13,10 +13,9 @@ sample) are skipped when the same run_id is used again.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import threading
 import traceback
-from collections import Counter, OrderedDict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +24,8 @@ import torch
 from tqdm.auto import tqdm
 
 from . import build, cpu_sets, server_pool
-from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, prepare_problem, start_judgement
+from .held_references import PreparedReferences
+from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
 from .models import ModelUnavailable, get_model, iter_arrivals
@@ -111,16 +111,6 @@ def _judge_error(problem: Problem, candidate, device: str, opts: JudgeOptions, w
     v = _error_verdict(problem, candidate.backend, device, opts, "judge_error", message)
     v.kernel_sha = candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
     return v
-
-
-def _prepare(problem: Problem, device: str, opts: JudgeOptions):
-    """The problem's reference side on ``device``, or the reason it failed (recorded per candidate)."""
-    try:
-        return prepare_problem(problem, replace(opts, device=device), device)
-    except JudgeError as e:
-        return str(e)
-    except Exception:  # noqa: BLE001
-        return traceback.format_exc()[-3000:]
 
 
 def run_batch(
@@ -212,92 +202,6 @@ def _generated_first(arrivals):
         raise error
 
 
-class PreparedReferences:
-    """The prepared reference sides of one judging thread's problems. A language model's answers
-    for several problems interleave, so each is held until its problem's last sample is judged
-    (:meth:`release`): preparing it again would draw fresh seeds and time the eager baseline anew,
-    so that one problem's samples were set against different baselines. The least recently used is
-    let go past ``keep`` problems, past this thread's share of host memory (a quarter of the
-    machine's or its cgroup's, split between the judging threads), or, on a GPU, past the share of
-    device memory one problem's expected outputs may take (``prepared.DEVICE_SHARE``): held
-    references must not take the memory the candidates need."""
-
-    def __init__(self, device: str, opts: JudgeOptions, keep: int = 16, budget: int | None = None, lanes: int = 1,
-                 device_budget: int | None = None):
-        self.device, self.opts, self.keep = device, opts, keep
-        self.budget = budget if budget is not None else _host_memory() // 4 // max(1, lanes)
-        self.device_budget = device_budget if device_budget is not None else _device_budget(device)
-        self._held: OrderedDict = OrderedDict()
-        self.prepared = 0  # references prepared (a problem prepared again after eviction counts twice)
-
-    def get(self, problem: Problem, busy=()):
-        """The problem's prepared reference (prepared now if not held); ``busy``: keys of problems
-        whose candidates are still being judged, never let go here."""
-        if problem.key in self._held:
-            self._held.move_to_end(problem.key)
-            return self._held[problem.key]
-        self._held[problem.key] = prepared = _prepare(problem, self.device, self.opts)
-        self.prepared += 1
-        while self._over():
-            key = next((k for k in self._held if k != problem.key and k not in busy), None)
-            if key is None:
-                break
-            _release(self._held.pop(key))
-        return prepared
-
-    def holds(self, key: str) -> bool:
-        return key in self._held
-
-    def keys(self) -> list[str]:
-        return list(self._held)
-
-    def has_room(self) -> bool:
-        """Whether one more problem may be prepared ahead of its samples: under ``keep`` and under
-        half of each memory budget, so that preparing ahead never lets a reference go."""
-        if len(self._held) + 1 >= self.keep:
-            return False
-        held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
-        return 2 * sum(h["host"] for h in held) < self.budget and 2 * sum(h["device"] for h in held) < self.device_budget
-
-    def _over(self) -> bool:
-        if len(self._held) > self.keep:
-            return True
-        held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
-        return sum(h["host"] for h in held) > self.budget or sum(h["device"] for h in held) > self.device_budget
-
-    def release(self, key: str) -> None:
-        if key in self._held:
-            _release(self._held.pop(key))
-
-    def release_all(self) -> None:
-        while self._held:
-            _release(self._held.popitem()[1])
-
-
-def _host_memory() -> int:
-    """This machine's memory, or its cgroup's limit where that is lower (a container's)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = 16 << 30
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            total = min(total, int(text))
-    return total
-
-
-def _device_budget(device: str) -> int:
-    if not device.startswith("cuda") or not torch.cuda.is_available():
-        return 1 << 62
-    from .prepared import DEVICE_SHARE
-
-    return int(DEVICE_SHARE * torch.cuda.get_device_properties(torch.device(device)).total_memory)
-
-
 def judged_columns(problem: Problem, sample) -> dict:
     """What a record holds beside the verdict (the same locally and on Ray): the sample's
     generation metadata, the problem's path and the candidate's source (the explorer shows them)."""
@@ -305,11 +209,6 @@ def judged_columns(problem: Problem, sample) -> dict:
     if sample is not None and sample.candidate is not None:
         judged["candidate_source"] = sample.candidate.source[:MAX_SOURCE_CHARS]
     return judged
-
-
-def _release(prepared) -> None:
-    if prepared is not None and not isinstance(prepared, str):
-        prepared.release()
 
 
 class _Batch:

@@ -93,7 +93,7 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     import collections
     import threading
 
-    from kbench_lib import lanes, runner
+    from kbench_lib import held_references, lanes, runner
     from kbench_lib.judge import JudgeOptions
     from kbench_lib.problems import discover
     from kbench_lib.records import read_records
@@ -101,7 +101,7 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     monkeypatch.setattr(runner, "batch_devices", lambda opts, gpus: ["cpu", "cpu"])
     monkeypatch.setattr(lanes, "SPLIT_AFTER", 1)
     prepared, released = collections.Counter(), collections.Counter()
-    real_prepare, real_release = runner._prepare, runner._release
+    real_prepare, real_release = held_references.prepare_reference, held_references.release_reference
 
     def prepare(problem, device, opts):
         prepared[threading.get_ident()] += 1
@@ -111,8 +111,8 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
         released[threading.get_ident()] += 1
         return real_release(ref)
 
-    monkeypatch.setattr(runner, "_prepare", prepare)
-    monkeypatch.setattr(runner, "_release", release)
+    monkeypatch.setattr(held_references, "prepare_reference", prepare)
+    monkeypatch.setattr(held_references, "release_reference", release)
     probs = tmp_path / "problems" / "level1"
     probs.mkdir(parents=True)
     (probs / "1_Scale_Add_ReLU.py").write_text((fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py").read_text())

@@ -166,11 +166,11 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
     """Answers of eight problems arriving round-robin prepare each reference once (a keep of two
     prepared them again and again, each time with fresh seeds and a new eager baseline); past the
     byte budget the least recently used is let go."""
-    from kbench_lib import runner
+    from kbench_lib import held_references
 
     made = []
-    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Prepared(p.key, 10))
-    refs = runner.PreparedReferences("cpu", None, budget=1000)
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Prepared(p.key, 10))
+    refs = held_references.PreparedReferences("cpu", None, budget=1000)
     problems = [_P(f"p{i}") for i in range(8)]
     for _ in range(3):
         for p in problems:
@@ -180,23 +180,23 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
     refs.release("p0")
     assert first.released and refs.prepared == 8
 
-    small = runner.PreparedReferences("cpu", None, budget=25)  # room for two of 10 bytes
+    small = held_references.PreparedReferences("cpu", None, budget=25)  # room for two of 10 bytes
     held = [small.get(p) for p in problems[:3]]
     assert held[0].released and not held[1].released and not held[2].released
     # the host budget is split between the judging threads of a batch
-    assert runner.PreparedReferences("cpu", None, lanes=4).budget == runner._host_memory() // 16
-    assert runner._host_memory() > 0
+    assert held_references.PreparedReferences("cpu", None, lanes=4).budget == held_references.host_memory() // 16
+    assert held_references.host_memory() > 0
 
 
 def test_prepared_references_on_a_gpu_keep_to_the_device_budget(monkeypatch):
-    from kbench_lib import runner
+    from kbench_lib import held_references
 
     class OnDevice(_Prepared):
         def held_bytes(self):
             return {"host": 0, "device": self.size}
 
-    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: OnDevice(p.key, 10))
-    refs = runner.PreparedReferences("cuda:0", None, budget=10**9, device_budget=25)
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: OnDevice(p.key, 10))
+    refs = held_references.PreparedReferences("cuda:0", None, budget=10**9, device_budget=25)
     held = [refs.get(_P(f"p{i}")) for i in range(3)]
     assert held[0].released and not held[1].released and not held[2].released
 

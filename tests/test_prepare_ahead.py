@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from kbench_lib import runner, server_pool
+from kbench_lib import held_references, runner, server_pool
 from kbench_lib.judge import JudgeOptions
 from kbench_lib.models import Arrival, Sample
 from kbench_lib.problems import discover
@@ -34,19 +34,19 @@ class _Held:
 
 def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_path):
     made = []
-    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Held(p.key))
     starting = iter([False, False, True])
     monkeypatch.setattr(server_pool, "started", lambda cuda: next(starting))
     batch = runner._Batch(RecordWriter(tmp_path, "ahead"), "ahead", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                           progress=False)
     for key in ("a", "b", "b", "c", "d"):
         batch.lanes.put(Arrival(_P(key), Sample(0, None)))
-    refs = runner.PreparedReferences("cpu", None, budget=10**9)
+    refs = held_references.PreparedReferences("cpu", None, budget=10**9)
     batch.prepare_ahead(0, "cpu", refs)
     assert made == ["a", "b"]  # the server started after two
 
     monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: bounded by the room to hold them
-    small = runner.PreparedReferences("cpu", None, keep=3, budget=10**9)
+    small = held_references.PreparedReferences("cpu", None, keep=3, budget=10**9)
     made.clear()
     batch.prepare_ahead(0, "cpu", small)
     assert made == ["a", "b"] and not small.has_room()
@@ -65,13 +65,13 @@ def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str, first_candi
         (cands / f"1_Scale_Add_ReLU__{i}.py").write_text((first_candidate if i == 0 and first_candidate else HONEST_RELU) + f"\n# {i}\n")
         (cands / f"2_Linear_GELU__{i}.py").write_text(gelu + f"\n# {i}\n")
     prepared = collections.Counter()
-    real = runner._prepare
+    real = held_references.prepare_reference
 
     def counting(problem, device, opts):
         prepared[problem.key] += 1
         return real(problem, device, opts)
 
-    monkeypatch.setattr(runner, "_prepare", counting)
+    monkeypatch.setattr(held_references, "prepare_reference", counting)
     opts = JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0, run_timeout_s=60)
     _, rows = runner.run_batch(discover(tmp_path / "problems"), f"folder:{tmp_path / 'cands'}", run_id=run_id,
                                runs_root=tmp_path / "runs", opts=opts, progress=False)
@@ -105,7 +105,7 @@ def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, t
 
 def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatch, tmp_path):
     made = []
-    monkeypatch.setattr(runner, "_prepare", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Held(p.key))
     monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: only closing ends the wait
     batch = runner._Batch(RecordWriter(tmp_path, "later"), "later", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                           progress=False)
@@ -118,7 +118,7 @@ def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatc
 
     t = threading.Thread(target=feed)
     t.start()
-    batch.prepare_ahead(0, "cpu", runner.PreparedReferences("cpu", None, budget=10**9))
+    batch.prepare_ahead(0, "cpu", held_references.PreparedReferences("cpu", None, budget=10**9))
     t.join()
     assert made == ["late"]
 

@@ -66,7 +66,7 @@ class JudgeActor:
             import torch
 
             torch.cuda.set_device(0)
-        from ..runner import PreparedReferences
+        from ..held_references import PreparedReferences
 
         # each problem's reference held while its samples come (up to keep_prepared problems, and
         # the memory budgets of the local runner): prepared again, it would draw fresh seeds and
