@@ -26,6 +26,10 @@
 #                                               limit reports the candidates it finished, marked "partial"
 #   bash benchmarks/gpu_session.sh scaling N    `measure N`, then `measure 1` on the same machine: the N-GPU speed-up
 #                                               over one, both passes on the same warm caches (STEP_S bounds each)
+#   bash benchmarks/gpu_session.sh starts       the fork servers' start, phase by phase, one and all GPUs' at once
+#                                               (benchmarks/server_start.py), then one thread's profiler sessions beside
+#                                               another's reference preparations for PROFILER_S (default 120) seconds
+#                                               (benchmarks/profiler_threads.py: the lead on session 20's segmentation fault)
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
@@ -94,8 +98,13 @@ case "${1:-}" in
     measure_pass "${2:-2}"
     measure_pass 1
     ;;
+  starts)
+    # shellcheck disable=SC2046
+    bounded server_start python3 benchmarks/server_start.py --servers $(gpu_list) --load off on --rounds 2 --out "$OUT/server_start.jsonl"
+    bounded profiler_threads python3 benchmarks/profiler_threads.py --seconds "${PROFILER_S:-120}"
+    ;;
   *)
-    sed -n '2,35p' "$0"
+    sed -n '2,39p' "$0"
     exit 2
     ;;
 esac
