@@ -104,7 +104,7 @@ case "${1:-}" in
     bounded profiler_threads python3 benchmarks/profiler_threads.py --seconds "${PROFILER_S:-120}"
     ;;
   *)
-    sed -n '2,39p' "$0"
+    sed -n '2,41p' "$0"
     exit 2
     ;;
 esac
