@@ -25,11 +25,12 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from ..held_references import prepare_reference
 from ..judge import JudgeOptions
 from ..models import Sample
 from ..problems import Problem
 from ..records import row_from_verdict, truncate
-from ..runner import _error_verdict, _judge_one, _prepare, start_builds
+from ..runner import _error_verdict, _judge_one, start_builds
 from .observations import ObservationStore, observation_from_row, observation_key
 
 REJECTED = "verifier_rejected"  # the failure of a record whose candidate a verifier kept from the judge
@@ -115,7 +116,7 @@ class Judging:
     def verdicts(self, problem: Problem, samples: list[Sample]) -> list:
         with self.lock:
             if problem.key not in self._prepared:
-                self._prepared[problem.key] = _prepare(problem, self.device, self.opts)
+                self._prepared[problem.key] = prepare_reference(problem, self.device, self.opts)
             prepared = self._prepared[problem.key]
             cands = [s.candidate for s in samples if s.candidate is not None]
             pool, builds = start_builds(cands, self.device, self.opts, self.build_jobs) if self.build_jobs > 1 else (None, {})
