@@ -23,11 +23,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import torch  # noqa: E402
 
 from kbench_lib.judge import JudgeOptions, prepare_problem  # noqa: E402
 from kbench_lib.problems import discover  # noqa: E402
+from server_start import prepare_until  # noqa: E402 - beside this file
 
 
 def _profiles(stop: threading.Event, device: str, problems: list, counts: dict) -> None:
@@ -46,17 +48,6 @@ def _profiles(stop: threading.Event, device: str, problems: list, counts: dict) 
         k += 1
 
 
-def _prepares(stop: threading.Event, device: str, problems: list, counts: dict) -> None:
-    """Thread B: references prepared and let go, as another judging thread does, until ``stop``."""
-    if device.startswith("cuda"):
-        torch.cuda.set_device(torch.device(device))
-    k = 0
-    while not stop.is_set():
-        prepare_problem(problems[k % len(problems)], JudgeOptions(device=device), device).release()
-        counts["prepared"] += 1
-        k += 1
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=120.0)
@@ -69,7 +60,7 @@ def main() -> None:
     counts = {"profiles": 0, "prepared": 0}
     stop = threading.Event()
     threads = [threading.Thread(target=_profiles, args=(stop, devices[0], problems, counts), daemon=True),
-               threading.Thread(target=_prepares, args=(stop, devices[1], problems, counts), daemon=True)]
+               threading.Thread(target=lambda: counts.update(prepared=prepare_until(stop, devices[1], problems)), daemon=True)]
     t0 = time.monotonic()
     for t in threads:
         t.start()

@@ -29,13 +29,14 @@ from kbench_lib.judge import JudgeOptions, prepare_problem  # noqa: E402
 from kbench_lib.problems import discover  # noqa: E402
 
 
-def _prepare_until(stop: threading.Event, device: str, problems: list) -> int:
-    """References of ``problems`` prepared on ``device`` one after another until ``stop``."""
+def prepare_until(stop: threading.Event, device: str, problems: list) -> int:
+    """References of ``problems`` prepared on ``device`` one after another, each let go again, until
+    ``stop`` (as a judging thread prepares them); returns how many."""
     n = 0
-    torch.cuda.set_device(torch.device(device))
+    if device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(device))
     while not stop.is_set():
-        p = problems[n % len(problems)]
-        prepare_problem(p, JudgeOptions(device=device), device).release()
+        prepare_problem(problems[n % len(problems)], JudgeOptions(device=device), device).release()
         n += 1
     return n
 
@@ -43,13 +44,9 @@ def _prepare_until(stop: threading.Event, device: str, problems: list) -> int:
 def one_round(servers: int, load: bool, problems: list) -> dict:
     devices = [f"cuda:{i}" for i in range(servers)]
     pins = cpu_sets.gpu_cpu_sets(devices)
-    envs = []
-    for d in devices:
-        server_pool.pin_thread(pins.get(d))
-        envs.append(server_pool.server_env(True))
-    server_pool.pin_thread(None)
+    envs = [server_pool.server_env(True, pins.get(d)) for d in devices]
     stop = threading.Event()
-    loaders = [threading.Thread(target=_prepare_until, args=(stop, d, problems), daemon=True) for d in devices] if load else []
+    loaders = [threading.Thread(target=prepare_until, args=(stop, d, problems), daemon=True) for d in devices] if load else []
     for t in loaders:
         t.start()
     started: list = [None] * servers

@@ -80,14 +80,19 @@ class PreparedReferences:
         half of each memory budget, so that preparing ahead never lets a reference go."""
         if len(self._held) + 1 >= self.keep:
             return False
-        held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
-        return 2 * sum(h["host"] for h in held) < self.budget and 2 * sum(h["device"] for h in held) < self.device_budget
+        host, device = self._held_bytes()
+        return 2 * host < self.budget and 2 * device < self.device_budget
 
     def _over(self) -> bool:
         if len(self._held) > self.keep:
             return True
+        host, device = self._held_bytes()
+        return host > self.budget or device > self.device_budget
+
+    def _held_bytes(self) -> tuple[int, int]:
+        """(host, device) bytes the held references take (a failure's reason takes none)."""
         held = [p.held_bytes() for p in self._held.values() if hasattr(p, "held_bytes")]
-        return sum(h["host"] for h in held) > self.budget or sum(h["device"] for h in held) > self.device_budget
+        return sum(h["host"] for h in held), sum(h["device"] for h in held)
 
     def release(self, key: str) -> None:
         if key in self._held:

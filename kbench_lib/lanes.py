@@ -126,7 +126,7 @@ class JudgeLanes:
                 seen.setdefault(a.problem.key, a.problem)
             return list(seen.values())
 
-    def wait_for_more(self, lane: int, timeout: float) -> bool:
+    def wait_for_more(self, timeout: float) -> bool:
         """Waits up to ``timeout`` for a sample to be given to any lane; False at once when none
         can come any more (closed or aborted)."""
         with self._cond:

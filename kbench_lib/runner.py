@@ -224,6 +224,7 @@ class _Batch:
         self.builds: dict = {}
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
         self.cpus = cpu_sets.gpu_cpu_sets(devices)  # several GPUs: each one's workers on cores of their own
+        self.serving: set[int] = set()  # lanes whose fork server has started (none prepares ahead any more)
         self.rows: list[dict] = []
         self.overlap = overlap
         self.lock = threading.Lock()
@@ -332,12 +333,17 @@ class _Batch:
         :meth:`PreparedReferences.has_room` allows, and samples still to come are waited for.
         Nothing is measured then: a reference's eager baseline is timed when its first candidate
         is judged, as always."""
+        if lane in self.serving:
+            return
         cuda = device.startswith("cuda")
-        while not server_pool.started(cuda) and prepared.has_room():
+        while prepared.has_room():
+            if server_pool.started(cuda):
+                self.serving.add(lane)  # from now on a worker never waits for it: nothing to prepare ahead
+                return
             ahead = self._next_unprepared(lane, prepared)
             if ahead is not None:
                 prepared.get(ahead, busy=prepared.keys())
-            elif not self.lanes.wait_for_more(lane, AHEAD_POLL_S):
+            elif not self.lanes.wait_for_more(AHEAD_POLL_S):
                 return  # no more samples come to this lane
 
     def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:

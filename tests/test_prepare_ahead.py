@@ -37,18 +37,25 @@ def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_
     monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Held(p.key))
     starting = iter([False, False, True])
     monkeypatch.setattr(server_pool, "started", lambda cuda: next(starting))
-    batch = runner._Batch(RecordWriter(tmp_path, "ahead"), "ahead", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
+
+    def batch():
+        b = runner._Batch(RecordWriter(tmp_path, "ahead"), "ahead", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                           progress=False)
-    for key in ("a", "b", "b", "c", "d"):
-        batch.lanes.put(Arrival(_P(key), Sample(0, None)))
+        for key in ("a", "b", "b", "c", "d"):
+            b.lanes.put(Arrival(_P(key), Sample(0, None)))
+        return b
+
+    first = batch()
     refs = held_references.PreparedReferences("cpu", None, budget=10**9)
-    batch.prepare_ahead(0, "cpu", refs)
+    first.prepare_ahead(0, "cpu", refs)
     assert made == ["a", "b"]  # the server started after two
+    first.prepare_ahead(0, "cpu", refs)  # once it has started, the lane prepares nothing ahead (nor asks again)
+    assert made == ["a", "b"] and first.serving == {0}
 
     monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: bounded by the room to hold them
     small = held_references.PreparedReferences("cpu", None, keep=3, budget=10**9)
     made.clear()
-    batch.prepare_ahead(0, "cpu", small)
+    batch().prepare_ahead(0, "cpu", small)
     assert made == ["a", "b"] and not small.has_room()
     assert small.prepared == 2
 
