@@ -7,7 +7,10 @@ GPU's cores as a batch over that many GPUs pins them (kbench_lib.cpu_sets), opti
 process prepares problem references on each GPU as the lanes do meanwhile (``--load``), and
 prints each server's phases as its hello reported them. One JSON line per round.
 
-    python3 benchmarks/server_start.py --servers 1 2 --rounds 2 --load off on
+``--how zygote`` (what server_pool does since session 21): one zygote warms up, then forks each
+server; ``--how separate`` (before): each server an interpreter of its own, warming up alone.
+
+    python3 benchmarks/server_start.py --servers 1 2 --rounds 2 --load off on --how zygote separate
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from kbench_lib import cpu_sets, server_pool  # noqa: E402
-from kbench_lib.forkserver import ForkServer  # noqa: E402
+from kbench_lib.forkserver import ForkServer, Zygote  # noqa: E402
 from kbench_lib.judge import JudgeOptions, prepare_problem  # noqa: E402
 from kbench_lib.problems import discover  # noqa: E402
 
@@ -41,7 +44,7 @@ def prepare_until(stop: threading.Event, device: str, problems: list) -> int:
     return n
 
 
-def one_round(servers: int, load: bool, problems: list) -> dict:
+def one_round(servers: int, load: bool, problems: list, how: str = "zygote") -> dict:
     devices = [f"cuda:{i}" for i in range(servers)]
     pins = cpu_sets.gpu_cpu_sets(devices)
     envs = [server_pool.server_env(True, pins.get(d)) for d in devices]
@@ -50,12 +53,18 @@ def one_round(servers: int, load: bool, problems: list) -> dict:
     for t in loaders:
         t.start()
     started: list = [None] * servers
+    zygote: list = []
+    t0 = time.monotonic()
+    if how == "zygote":
+        zygote.append(Zygote(True, server_pool.server_env(True, None)))
 
     def start(i: int) -> None:
-        started[i] = ForkServer(True, envs[i])
+        if zygote:
+            started[i] = ForkServer(True, zygote=zygote[0], cpus=envs[i].get(cpu_sets.ENV))
+        else:
+            started[i] = ForkServer(True, envs[i])
 
     threads = [threading.Thread(target=start, args=(i,)) for i in range(servers)]
-    t0 = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
@@ -64,9 +73,10 @@ def one_round(servers: int, load: bool, problems: list) -> dict:
     stop.set()
     for t in loaders:
         t.join()
-    out = {"servers": servers, "load": load, "wall_s": round(wall, 3), "pinned": {d: cpu_sets.format_cpulist(c) for d, c in pins.items()},
-           "start_s": [s.start_s for s in started]}
-    for s in started:
+    out = {"servers": servers, "how": how, "load": load, "wall_s": round(wall, 3),
+           "pinned": {d: cpu_sets.format_cpulist(c) for d, c in pins.items()},
+           "start_s": [s.start_s for s in started], "threads": [s.threads for s in started]}
+    for s in started + zygote:
         s.close()
     return out
 
@@ -76,6 +86,7 @@ def main() -> None:
     ap.add_argument("--servers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--load", nargs="+", choices=["off", "on"], default=["off"])
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--how", nargs="+", choices=["zygote", "separate"], default=["zygote", "separate"])
     ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
     a = ap.parse_args()
     problems = [p for p in discover(REPO / "problems") if p.level == "level1"][:8]
@@ -84,12 +95,13 @@ def main() -> None:
         if n > torch.cuda.device_count():
             continue
         for load in a.load:
-            for _ in range(a.rounds):
-                line = json.dumps(one_round(n, load == "on", problems))
-                print(line, flush=True)
-                if a.out:
-                    with open(a.out, "a") as f:
-                        f.write(line + "\n")
+            for how in a.how:
+                for _ in range(a.rounds):
+                    line = json.dumps(one_round(n, load == "on", problems, how))
+                    print(line, flush=True)
+                    if a.out:
+                        with open(a.out, "a") as f:
+                            f.write(line + "\n")
 
 
 if __name__ == "__main__":

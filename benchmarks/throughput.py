@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "adversarial"))
 
-from kbench_lib import runner  # noqa: E402
+from kbench_lib import runner, server_pool  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
@@ -203,14 +203,16 @@ def memory_by_problem(series: list[tuple[float, int, int]], ends: list[tuple[flo
 
 def per_device(df, started_wall: float) -> dict[str, dict]:
     """{device: its verdicts, and the seconds after the pass began (``started_wall``, a time.time())
-    at which its first and last were recorded}: how long each GPU took to start judging, and to end."""
+    at which its first judgement began, and its first and last verdicts were recorded}: how long
+    each GPU took to start judging, and to end."""
     out = {}
     if not len(df):
         return out
     for dev, g in df.groupby("device"):
         ts = sorted(t.timestamp() for t in g["timestamp"])
-        out[str(dev)] = {"candidates": int(len(g)), "first_verdict_s": round(ts[0] - started_wall, 2),
-                         "last_verdict_s": round(ts[-1] - started_wall, 2)}
+        began = min(t.timestamp() - (s or 0.0) for t, s in zip(g["timestamp"], g["judge_s"]))
+        out[str(dev)] = {"candidates": int(len(g)), "first_judgement_began_s": round(began - started_wall, 2),
+                         "first_verdict_s": round(ts[0] - started_wall, 2), "last_verdict_s": round(ts[-1] - started_wall, 2)}
     return out
 
 
@@ -305,6 +307,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "host_memory_by_problem": by_problem, "host_memory_worst": _memory_worst(by_problem),
             # where each GPU's time went: its first verdict after the pass began (its start), its last
             "per_device": per_device(df, started_wall),
+            # when each fork server could fork its first worker, seconds after the pass began (before: started ahead)
+            "servers_ready_s": sorted(round(s.ready_wall - started_wall, 2) for s in server_pool.started_servers()),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
             "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},

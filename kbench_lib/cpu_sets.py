@@ -102,4 +102,23 @@ def apply_from_env() -> None:
         pass
 
 
-__all__ = ["ENV", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]
+def pin_process(cpulist: str | None) -> None:
+    """In a fork server forked with torch already imported (:func:`kbench_lib.forkserver.zygote`):
+    keeps it (and every worker it forks) on ``cpulist``, those it may use at all, and sizes torch's
+    thread pool to them, as :func:`apply_from_env` before the import does. None: as it is."""
+    if not cpulist or not hasattr(os, "sched_setaffinity"):
+        return
+    try:
+        cpus = parse_cpulist(cpulist) & allowed_cpus()
+        if not cpus:
+            return
+        os.sched_setaffinity(0, cpus)
+    except (OSError, ValueError):
+        return
+    os.environ[ENV] = format_cpulist(cpus)
+    import torch
+
+    torch.set_num_threads(len(cpus))
+
+
+__all__ = ["ENV", "pin_process", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]

@@ -296,8 +296,10 @@ def _probe(isolation: int, cuda: bool) -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def serve(sock: socket.socket, cuda: bool) -> None:
-    """The server's loop: requests in, one forked child each, its exit status back."""
+def _warm_up(cuda: bool) -> tuple[int, dict] | None:
+    """What every server does before its first fork: torch, the worker and :data:`WARM_IMPORTS`
+    imported, :data:`WARM_KEYS` called, the strongest isolation a child can start with probed.
+    (isolation, seconds per phase), or None where a forked child cannot even use CUDA."""
     import importlib
 
     # torch.cuda.is_available() (which imports below may call) must not initialise the driver here:
@@ -321,26 +323,53 @@ def serve(sock: socket.socket, cuda: bool) -> None:
 
     isolation = next((f for f in ISOLATIONS if _probe(f, cuda)), 0)
     if isolation == 0 and not _probe(0, cuda):  # a forked child cannot even use CUDA: no server
+        return None
+    marks.append(("probes", time.monotonic()))
+    return isolation, {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
+
+
+def _torch_threads() -> int:
+    """The size of torch's thread pool, as every worker forked now inherits it."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _hello(isolation: int, phases: dict, **extra) -> dict:
+    return {"event": "hello", "ok": True, "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID),
+            "start_s": phases, **extra}
+
+
+def serve(sock: socket.socket, cuda: bool) -> None:
+    """A server started on its own: warmed up, then :func:`_serve_workers`."""
+    warm = _warm_up(cuda)
+    if warm is None:
         _send(sock, {"event": "hello", "ok": False})
         return
-    marks.append(("probes", time.monotonic()))
-    phases = {name: round(t - marks[i][1], 4) for i, (name, t) in enumerate(marks[1:])}
-    _send(sock, {"event": "hello", "ok": True, "isolation": isolation, "pid_isolated": bool(isolation & CLONE_NEWPID),
-                 "start_s": phases})
+    _send(sock, _hello(*warm, threads=_torch_threads()))
+    _serve_workers(sock, warm[0])
+
+
+def _reap(children: dict, on_exit=None) -> None:
+    """Collects the children that have ended (``on_exit(request id, return code)`` for each)."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        rid = children.pop(pid, None)
+        if rid is not None and on_exit is not None:
+            on_exit(rid, -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+
+
+def _serve_workers(sock: socket.socket, isolation: int) -> None:
+    """The server's loop: requests in, one forked child each, its exit status back."""
     children: dict[int, str] = {}
     while True:
         ready, _, _ = select.select([sock], [], [], 0.02 if children else None)
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            rid = children.pop(pid, None)
-            if rid is not None:
-                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-                _send(sock, {"event": "exit", "id": rid, "returncode": code})
+        _reap(children, lambda rid, code: _send(sock, {"event": "exit", "id": rid, "returncode": code}))
         if not ready:
             continue
         msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, MAX_FDS)
@@ -357,6 +386,60 @@ def serve(sock: socket.socket, cuda: bool) -> None:
         _send(sock, {"event": "started", "id": req["id"], "pid": pid})
 
 
+def zygote(sock: socket.socket, cuda: bool) -> None:
+    """A warmed-up parent of servers: each request (a socket's end, and the cores to keep to) is
+    answered by a fork that becomes a server of its own on that socket (:func:`_forked_server`).
+    A batch over several GPUs thus pays for one warm-up, not one per GPU: started at once, two
+    servers each took 8.2-12.3 s on two H200s against 8.2-9.3 s for one alone (session 20,
+    ``benchmarks/server_start.py``). It never forks a worker itself and never touches CUDA."""
+    warm = _warm_up(cuda)
+    if warm is None:
+        _send(sock, {"event": "hello", "ok": False})
+        return
+    isolation, phases = warm
+    _send(sock, _hello(isolation, phases, zygote=True))
+    children: dict[int, str] = {}
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.05 if children else None)
+        _reap(children)
+        if not ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, 1)
+        if not msg:
+            return
+        req = json.loads(msg)
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"event": "forked", "id": req.get("id"), "pid": None})
+            continue
+        zygote_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _forked_server(sock, fds[0], req, isolation, zygote_pid)
+        os.close(fds[0])
+        children[pid] = str(req.get("id"))
+        _send(sock, {"event": "forked", "id": req.get("id"), "pid": pid})
+
+
+def _forked_server(zygote_sock: socket.socket, fd: int, req: dict, isolation: int, zygote_pid: int) -> None:
+    """A child of the zygote that becomes a server on ``fd``; never returns."""
+    try:
+        t0 = time.monotonic()
+        zygote_sock.close()
+        _die_with_parent(zygote_pid)
+        os.setsid()  # its own process group: closing it (killpg) ends it alone
+        from .cpu_sets import pin_process
+
+        pin_process(req.get("cpus"))  # this GPU's cores, and torch's thread pools sized to them
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
+        _send(sock, _hello(isolation, {"fork": round(time.monotonic() - t0, 4)}, pid=os.getpid(), threads=_torch_threads()))
+        _serve_workers(sock, isolation)
+    except BaseException:  # noqa: BLE001 - never return into the zygote's loop
+        pass
+    os._exit(0)
+
+
 def _send(sock: socket.socket, msg: dict) -> None:
     data = json.dumps(msg).encode()
     sock.sendall(struct.pack("<I", len(data)) + data)
@@ -366,35 +449,23 @@ def _send(sock: socket.socket, msg: dict) -> None:
 # the judge's side
 
 
-class ForkServer:
-    """A running fork server and a way to run one isolated worker through it at a time."""
+def _launch(mode: str, cuda: bool, env: dict[str, str], popen) -> tuple[subprocess.Popen, socket.socket]:
+    """A fresh interpreter running this module in ``mode`` ("server" or "zygote"), and the judge's
+    end of its socket."""
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    proc = popen(
+        [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0", str(os.getpid()), mode],
+        env=env, stdin=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
+    )
+    child.close()
+    return proc, parent
 
-    def __init__(self, cuda: bool, env: dict[str, str], popen=subprocess.Popen):
-        """``popen``: what starts its process (:mod:`kbench_lib.server_pool` starts every server from
-        one long-lived thread: the server dies when the thread that started it ends)."""
-        started = time.monotonic()
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = popen(
-            [sys.executable, "-m", "kbench_lib.forkserver", str(child.fileno()), "1" if cuda else "0", str(os.getpid())],
-            env=env, stdin=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
-        )
-        child.close()
-        self.sock = parent
-        self.cuda = cuda
-        self.lock = threading.Lock()
-        self._buf = b""
-        hello = self._recv(timeout=180)
-        if not hello or hello.get("event") != "hello" or not hello.get("ok"):
-            self.close()
-            raise RuntimeError("the fork server did not start")
-        self.isolation = int(hello["isolation"])
-        self.pid_isolated = bool(hello["pid_isolated"])
-        self.start_s = {"total": round(time.monotonic() - started, 4), **(hello.get("start_s") or {})}  # its start, phase by phase
-        self._n = 0
-        self._exits: dict[str, int] = {}  # workers that ended before anyone waited for them
 
-    def alive(self) -> bool:
-        return self.proc.poll() is None
+class _Connection:
+    """Framed JSON messages from a server or zygote over its socket."""
+
+    sock: socket.socket
+    _buf: bytes
 
     def _recv(self, timeout: float | None) -> dict | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -412,6 +483,64 @@ class ForkServer:
             if not chunk:
                 raise RuntimeError("the fork server exited")
             self._buf += chunk
+
+
+class _Forked:
+    """A server forked by a zygote, as much of a Popen as :class:`ForkServer` needs: the zygote,
+    its parent, collects its exit."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return 0
+        return 0 if state in ("Z", "X") else None
+
+    def wait(self, timeout: float = 10.0) -> int:
+        """Until it has ended (killed: the signal takes a moment to land), at most ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return 0
+
+
+class ForkServer(_Connection):
+    """A running fork server and a way to run one isolated worker through it at a time."""
+
+    def __init__(self, cuda: bool, env: dict[str, str] | None = None, popen=subprocess.Popen, *, zygote: "Zygote | None" = None,
+                 cpus: str | None = None):
+        """Started as a process of its own (``env``; ``popen``: what starts it:
+        :mod:`kbench_lib.server_pool` starts every process from one long-lived thread, since a
+        server dies when the thread that started it ends), or forked by ``zygote``, kept to
+        ``cpus`` (a cpulist; None: the zygote's)."""
+        started = time.monotonic()
+        self.cuda = cuda
+        self.lock = threading.Lock()
+        self._buf = b""
+        if zygote is None:
+            self.proc, self.sock = _launch("server", cuda, env, popen)
+        else:
+            self.proc, self.sock = zygote.fork(cpus)
+        hello = self._recv(timeout=180)
+        if not hello or hello.get("event") != "hello" or not hello.get("ok"):
+            self.close()
+            raise RuntimeError("the fork server did not start")
+        self.isolation = int(hello["isolation"])
+        self.pid_isolated = bool(hello["pid_isolated"])
+        # its start, phase by phase (forked: the zygote's phases, and the fork)
+        phases = {**(zygote.start_s if zygote is not None else {}), **(hello.get("start_s") or {})}
+        self.start_s = {"total": round(time.monotonic() - started, 4), **phases}
+        self.ready_wall = time.time()  # when it could fork its first worker
+        self.threads = hello.get("threads")  # torch's thread pool, as its workers inherit it
+        self._n = 0
+        self._exits: dict[str, int] = {}  # workers that ended before anyone waited for them
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def spawn(self, args: list[str], workdir: str, env: dict, rw: list[str], isolate: bool, max_file_bytes: int,
               fds: list[int], fd_names: list[str] = ()) -> tuple[str, int]:
@@ -459,6 +588,52 @@ class ForkServer:
             self.proc.wait()
 
 
+class Zygote(_Connection):
+    """A running zygote (:func:`zygote`): one warm-up, and a fork of it per server asked for."""
+
+    def __init__(self, cuda: bool, env: dict[str, str], popen=subprocess.Popen):
+        started = time.monotonic()
+        self.cuda = cuda
+        self.lock = threading.Lock()
+        self._buf = b""
+        self._n = 0
+        self.proc, self.sock = _launch("zygote", cuda, env, popen)
+        hello = self._recv(timeout=180)
+        if not hello or hello.get("event") != "hello" or not hello.get("ok") or not hello.get("zygote"):
+            self.close()
+            raise RuntimeError("the fork servers' zygote did not start")
+        self.start_s = {"zygote": round(time.monotonic() - started, 4), **(hello.get("start_s") or {})}
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, cpus: str | None) -> tuple[_Forked, socket.socket]:
+        """A new server (its process, the judge's end of its socket), kept to ``cpus``."""
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with self.lock:
+                self._n += 1
+                rid = self._n
+                socket.send_fds(self.sock, [json.dumps({"id": rid, "cpus": cpus}).encode()], [child.fileno()])
+                msg = self._recv(timeout=60)
+        finally:
+            child.close()
+        if not msg or msg.get("event") != "forked" or msg.get("id") != rid or not msg.get("pid"):
+            parent.close()
+            raise RuntimeError(f"the zygote did not fork a server: {msg}")
+        return _Forked(int(msg["pid"])), parent
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        finally:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # its servers die with it (and their workers with them)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+
+
 def main(argv: list[str]) -> None:
     _die_with_parent(int(argv[2]) if len(argv) > 2 else None)  # the judge killed outright takes the server with it
     from .cpu_sets import apply_from_env
@@ -466,7 +641,7 @@ def main(argv: list[str]) -> None:
     apply_from_env()  # this GPU's cores (a batch over several GPUs), before torch sizes its thread pools at import
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(argv[0]))
     try:
-        serve(sock, argv[1] == "1")
+        (zygote if len(argv) > 3 and argv[3] == "zygote" else serve)(sock, argv[1] == "1")
     except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
         pass
     os._exit(0)

@@ -12,7 +12,8 @@ the batch waits with it.
 
 A lane that runs dry takes a waiting sample from the lane that holds the most: the last in that
 line of a problem the idle lane has prepared, while one stays waiting there; else the very last,
-while two stay (preparing a problem costs about one judgement). So no GPU idles at the end of a
+while two stay (preparing a problem costs about one judgement); a lane keeps a problem's reference
+while another line holds samples of it that it could take. So no GPU idles at the end of a
 batch while another still has a queue: in session 19's two-H200 pass, before this, one GPU sat
 idle for the last 17 of 137 s.
 :meth:`JudgeLanes.close` lets every lane finish what it holds; :meth:`JudgeLanes.abort` drops it.
@@ -136,12 +137,17 @@ class JudgeLanes:
             return True
 
     def ended_here(self, lane: int) -> list[str]:
-        """Problems whose last sample has been given out and of which ``lane`` holds none waiting:
+        """Problems whose last sample has been given out and of which ``lane`` holds none waiting,
+        nor could take one from another line (:meth:`_stealable`: any but the next in that line):
         once it has judged those it began, it may let their references go (and then
-        :meth:`forget` them)."""
+        :meth:`forget` them). A lane that let a problem go while another still held several of
+        its samples would find them too few to take at the end of the batch, and idle (session
+        20's two-H200 pass: one GPU idle for the last 6 s while the other judged two more samples
+        of a problem both had prepared)."""
         with self._cond:
             waiting = {a.problem.key for a in self._lanes[lane]}
-            return [k for k in self._ended if lane in self._reached.get(k, ()) and k not in waiting]
+            takeable = {a.problem.key for i, line in enumerate(self._lanes) if i != lane for a in list(line)[1:]}
+            return [k for k in self._ended if lane in self._reached.get(k, ()) and k not in waiting and k not in takeable]
 
     def forget(self, lane: int, key: str) -> None:
         """``lane`` has let ``key``'s reference go."""

@@ -139,7 +139,7 @@ def run_batch(
     same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
     their own (:mod:`kbench_lib.cpu_sets`).
     A lane prepares the references of the problems waiting in its line while its fork server
-    starts and, on one GPU, the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
+    starts and the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
@@ -354,13 +354,16 @@ class _Batch:
         return next((p for p in self.lanes.upcoming(lane) if not prepared.holds(p.key)), None)
 
     def prepares_beside(self) -> bool:
-        """Whether a lane prepares the next problem while a worker starts: on one device, not
-        overlapping candidates. Not over several: there the other lanes' profiler sessions
-        (the reference's profile, the baseline's device clock: CUPTI is the process's) would run
-        beside it, and the one two-GPU pass that prepared beside workers from its first
-        candidate on ended in a segmentation fault of the judge (two H200s, session 20; cause not
-        found)."""
-        return len(self.devices) == 1 and not self.overlap
+        """Whether a lane prepares the next problem while a worker starts: unless candidates
+        overlap (they have their own order). Session 20 turned it off on several GPUs after one
+        two-GPU pass that prepared beside its workers ended in a segmentation fault of the judge
+        (two H200s, no stack). The lead, another lane's profiler sessions beside a preparation
+        (CUPTI is the process's), did not reproduce: ``benchmarks/profiler_threads.py`` ran 111
+        profiler sessions beside 830 preparations on the other GPU for 151 s, and 28 beside 382
+        on the same GPU for 81 s, without a fault (two H200s, session 21). Without it each new
+        problem's reference is prepared between two candidates (13-18 s per GPU in session 19's
+        batch). The CLI and the benchmarks print every thread's stack if the judge faults."""
+        return not self.overlap
 
     def prepare_beside(self, lane: int, prepared: PreparedReferences) -> bool:
         """The next unprepared problem of ``lane``'s line prepared while a worker starts and runs
@@ -379,7 +382,7 @@ class _Batch:
         """Starts judging ``a``: its build waited for, its problem's reference prepared (and, when
         candidates overlap, measured now, while no worker runs), its worker started. References
         of the problems after it in ``lane``'s line are prepared while the lane's fork server
-        starts and, on one device, one at a time while its worker starts behind its gate
+        starts and one at a time while its worker starts behind its gate
         (:meth:`prepares_beside`; never for a sample judged again ``alone``)."""
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None

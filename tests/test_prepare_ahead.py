@@ -130,13 +130,13 @@ def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatc
     assert made == ["late"]
 
 
-def test_only_a_batch_on_one_device_prepares_beside_its_workers(tmp_path):
+def test_a_batch_prepares_beside_its_workers_unless_candidates_overlap(tmp_path):
     def batch(devices, overlap=False):
         return runner._Batch(RecordWriter(tmp_path, "b"), "b", "reference", "single", JudgeOptions(device="cpu"), devices, 0,
                              progress=False, overlap=overlap)
 
     assert batch(["cpu"]).prepares_beside()
-    assert not batch(["cpu", "cpu"]).prepares_beside()  # the other lanes' profiler sessions would run beside it
+    assert batch(["cpu", "cpu"]).prepares_beside()  # on several devices too (session 21: the lead on the fault did not reproduce)
     assert not batch(["cpu"], overlap=True).prepares_beside()  # overlapped candidates have their own order
 
 

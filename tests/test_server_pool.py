@@ -95,3 +95,53 @@ def test_a_thread_whose_environment_changes_gets_a_server_started_with_it(monkey
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin to")
+def test_the_servers_of_several_gpus_are_forks_of_one_zygote(monkeypatch):
+    """A batch over two GPUs asks for two servers at once, each pinned to its cores: one zygote
+    warms up for both, each server keeps to its own cores with torch's thread pool sized to them,
+    and a zygote that dies (its servers with it) is started again for the next ask."""
+    tag = f"UTC0-zygote-{os.getpid()}-{time.time_ns()}"
+    monkeypatch.setenv("TZ", tag)
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+
+    def pinned(cpu):
+        server_pool.pin_thread({cpu})
+        return server_pool.server(False)
+
+    (ta, oa), (tb, ob) = _in_thread(pinned, a), _in_thread(pinned, b)
+    ta.join()
+    tb.join()
+    sa, sb = oa["r"], ob["r"]
+    zygotes = [f for k, f in server_pool._ZYGOTES.items() if ("TZ", tag) in k[1]]
+    try:
+        assert sa is not None and sb is not None and sa.proc.pid != sb.proc.pid
+        assert len(zygotes) == 1  # one warm-up for both
+        zygote = zygotes[0].result()
+        for server, cpu in ((sa, a), (sb, b)):
+            assert os.sched_getaffinity(server.proc.pid) == {cpu} and server.threads == 1
+            assert _parent(server.proc.pid) == zygote.proc.pid
+        zygote.close()
+        deadline = time.monotonic() + 10
+        while (sa.alive() or sb.alive()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not sa.alive() and not sb.alive()  # its servers died with it
+        t, out = _in_thread(pinned, a)  # the next ask starts a new zygote
+        t.join()
+        sc = out["r"]
+        assert sc is not None and sc.alive() and sc is not sa
+        assert _parent(sc.proc.pid) not in (zygote.proc.pid, None)
+        sc.close()
+    finally:
+        for s in (sa, sb):
+            if s is not None:
+                s.close()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -38,14 +38,15 @@ def test_a_problem_without_a_size_is_reported_without_a_ratio_and_below_the_floo
     assert throughput._memory_worst(got) is None
 
 
-def test_each_devices_first_and_last_verdict_are_timed_from_the_passs_start():
+def test_each_devices_first_judgement_and_first_and_last_verdict_are_timed_from_the_passs_start():
     import pandas as pd
 
     t0 = 1_700_000_000.0
     df = pd.DataFrame({"device": ["cuda:0", "cuda:1", "cuda:0", "cuda:1"],
-                       "timestamp": pd.to_datetime([t0 + 12.5, t0 + 19.25, t0 + 130.0, t0 + 126.0], unit="s", utc=True)})
-    assert throughput.per_device(df, t0) == {
-        "cuda:0": {"candidates": 2, "first_verdict_s": 12.5, "last_verdict_s": 130.0},
-        "cuda:1": {"candidates": 2, "first_verdict_s": 19.25, "last_verdict_s": 126.0},
+                       "timestamp": pd.to_datetime([t0 + 12.5, t0 + 19.25, t0 + 130.0, t0 + 126.0], unit="s", utc=True),
+                       "judge_s": [2.5, 7.0, 1.0, 1.5]})
+    assert throughput.per_device(df, t0) == {  # a judgement began judge_s before its verdict
+        "cuda:0": {"candidates": 2, "first_judgement_began_s": 10.0, "first_verdict_s": 12.5, "last_verdict_s": 130.0},
+        "cuda:1": {"candidates": 2, "first_judgement_began_s": 12.25, "first_verdict_s": 19.25, "last_verdict_s": 126.0},
     }
     assert throughput.per_device(df.iloc[:0], t0) == {}
