@@ -8,7 +8,9 @@ creating the CUDA context did not. So each GPU's fork server (and every worker f
 :mod:`kbench_lib.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread
 pools are sized to the set) is given its own cores: the cores local to the GPU (its NUMA node,
 from sysfs) where the GPUs have different ones, and the judge's cores split evenly, in contiguous
-runs, among GPUs that share theirs. No set is given (nothing is pinned) on one GPU, off Linux, or
+runs, among GPUs that share theirs. Each GPU's judging thread keeps to its GPU's set as well
+(:func:`kbench_lib.server_pool.pin_thread`), so the judge's own work for one GPU never lands on
+the cores where another GPU's candidate is timed. No set is given (nothing is pinned) on one GPU, off Linux, or
 where a share would be under ``MIN_CORES``.
 """
 from __future__ import annotations

@@ -57,11 +57,13 @@ def test_a_pinned_process_sizes_torchs_thread_pool_to_its_cores():
 @pytest.mark.skipif(not server_pool.enabled(), reason="fork servers run on Linux only")
 def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
     monkeypatch.setenv("TZ", f"UTC0-cpus-{os.getpid()}")  # this test's server, told apart from the session's
-    one = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    one = min(before)
     got = {}
 
     def pinned():
         server_pool.pin_thread({one})
+        got["self"] = os.sched_getaffinity(0)
         got["env"] = server_pool.server_env(False)
         got["server"] = server_pool.server(False)
 
@@ -70,6 +72,7 @@ def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
     t.join()
     server = got["server"]
     assert got["env"][cpu_sets.ENV] == str(one)
+    assert got["self"] == {one} and len(os.sched_getaffinity(0)) == len(before)  # the thread itself; the process is not
     assert server is not None
     try:
         assert os.sched_getaffinity(server.proc.pid) == {one}  # and so every worker it forks
@@ -103,3 +106,23 @@ def test_servers_started_ahead_for_a_batch_are_the_ones_its_threads_use(monkeypa
         assert got["s"] is ours[0].started.result() and got["s"] is not None
     finally:
         got["s"].close()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_processes_started_for_a_pinned_thread_get_every_core_of_the_process():
+    """The spawner thread (whose children are the zygotes) may be started by a pinned judging
+    thread: it takes every core of the process back, so a zygote, and each server it forks, can
+    keep to any GPU's cores."""
+    every = os.sched_getaffinity(0)
+    got = {}
+
+    def pinned():
+        server_pool.pin_thread({min(every)})
+        spawner = server_pool._Spawner()  # its thread is started by this pinned thread
+        proc = spawner.popen([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"], stdout=subprocess.PIPE, text=True)
+        got["child"] = proc.communicate(timeout=60)[0].strip()
+
+    t = threading.Thread(target=pinned)
+    t.start()
+    t.join()
+    assert got["child"] == str(sorted(every))
