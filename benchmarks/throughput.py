@@ -24,6 +24,7 @@ import bisect
 import datetime as dt
 import faulthandler
 import json
+import logging
 import os
 import shutil
 import signal
@@ -201,6 +202,30 @@ def memory_by_problem(series: list[tuple[float, int, int]], ends: list[tuple[flo
     return out
 
 
+class Timeline(logging.Handler):
+    """Collects a batch's timeline (``kbench.timeline`` at DEBUG: references prepared, each lane's
+    server seen ready, each judgement begun), its times in seconds after ``started_wall``."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.started_wall = time.time()
+        self.events: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.events.append({"t": round(record.created - self.started_wall, 3), "event": getattr(record, "event", None),
+                            "device": getattr(record, "device", None), "key": getattr(record, "key", None),
+                            "seconds": getattr(record, "seconds", None)})
+
+    def __enter__(self):
+        log = logging.getLogger("kbench.timeline")
+        log.setLevel(logging.DEBUG)
+        log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("kbench.timeline").removeHandler(self)
+
+
 def per_device(df, started_wall: float) -> dict[str, dict]:
     """{device: its verdicts, and the seconds after the pass began (``started_wall``, a time.time())
     at which its first judgement began, and its first and last verdicts were recorded}: how long
@@ -275,7 +300,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     floor = floors.get("rss", 0)
     started, started_wall = time.monotonic(), time.time()
     partial = False
-    with Peaks() as peaks:
+    with Peaks() as peaks, Timeline() as timeline:
+        timeline.started_wall = started_wall
         shm_base = peaks.shm
         try:
             _TERM["judging"] = True
@@ -309,6 +335,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "per_device": per_device(df, started_wall),
             # when each fork server could fork its first worker, seconds after the pass began (before: started ahead)
             "servers_ready_s": sorted(round(s.ready_wall - started_wall, 2) for s in server_pool.started_servers()),
+            # the batch's timeline: references prepared (and how long each took), servers seen ready, judgements begun
+            "timeline": timeline.events,
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
             "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},

@@ -8,7 +8,9 @@ within a count and memory budgets. A reference that cannot be prepared is held a
 """
 from __future__ import annotations
 
+import logging
 import os
+import time
 import traceback
 from collections import OrderedDict
 from dataclasses import replace
@@ -18,6 +20,10 @@ import torch
 
 from .judge import JudgeError, JudgeOptions, prepare_problem
 from .problems import Problem
+
+# a batch's timeline at DEBUG, one record per event, its fields as attributes (``event``, ``device``,
+# ``key``, ``seconds``): benchmarks/throughput.py collects them to show where each GPU's start went
+timeline = logging.getLogger("kbench.timeline")
 
 
 def prepare_reference(problem: Problem, device: str, opts: JudgeOptions):
@@ -60,8 +66,11 @@ class PreparedReferences:
         if problem.key in self._held:
             self._held.move_to_end(problem.key)
             return self._held[problem.key]
+        t0 = time.monotonic()
         self._held[problem.key] = prepared = prepare_reference(problem, self.device, self.opts)
         self.prepared += 1
+        timeline.debug("prepared %s", problem.key, extra={"event": "prepared", "device": self.device, "key": problem.key,
+                                                          "seconds": round(time.monotonic() - t0, 3)})
         while self._over():
             key = next((k for k in self._held if k != problem.key and k not in busy), None)
             if key is None:

@@ -24,7 +24,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import build, cpu_sets, server_pool
-from .held_references import PreparedReferences
+from .held_references import PreparedReferences, timeline
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
@@ -339,12 +339,15 @@ class _Batch:
         while prepared.has_room():
             if server_pool.started(cuda):
                 self.serving.add(lane)  # from now on a worker never waits for it: nothing to prepare ahead
+                timeline.debug("server seen", extra={"event": "server_seen", "device": device, "key": None, "seconds": None})
                 return
             ahead = self._next_unprepared(lane, prepared)
             if ahead is not None:
                 prepared.get(ahead, busy=prepared.keys())
             elif not self.lanes.wait_for_more(AHEAD_POLL_S):
+                timeline.debug("nothing ahead", extra={"event": "nothing_ahead", "device": device, "key": None, "seconds": None})
                 return  # no more samples come to this lane
+        timeline.debug("no room ahead", extra={"event": "no_room", "device": device, "key": None, "seconds": None})
 
     def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:
         """The first problem waiting in ``lane``'s line whose reference it does not hold, if one
@@ -404,6 +407,7 @@ class _Batch:
                 ref.measure_now(replace(self.opts, device=device))
             self.prepare_ahead(lane, device, prepared)
             beside = self.prepares_beside() and not alone and self._next_unprepared(lane, prepared) is not None
+            timeline.debug("begin %s", problem.key, extra={"event": "begin", "device": device, "key": problem.key, "seconds": None})
             step = Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref,
                                                      gated=gated or beside, built=built))
         except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate

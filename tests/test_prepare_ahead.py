@@ -3,6 +3,7 @@ problems waiting in its line are prepared; later, the next problem's reference i
 worker starts behind its gate. Each reference is still prepared once, and the verdicts are those
 of preparing each at its turn."""
 import collections
+import sys
 import threading
 import time
 from pathlib import Path
@@ -99,7 +100,11 @@ def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, t
         return real_begin(self, a, *args, **kwargs)
 
     monkeypatch.setattr(runner._Batch, "begin", begin)
-    rows, prepared, df = _two_problem_batch(fixtures, tmp_path, monkeypatch, "beside")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from throughput import Timeline
+
+    with Timeline() as timeline:
+        rows, prepared, df = _two_problem_batch(fixtures, tmp_path, monkeypatch, "beside")
     assert sorted((r["problem"], r["failure"]) for r in rows) == [("level1/1_Scale_Add_ReLU", None)] * 2 + [
         ("level1/2_Linear_GELU", None)] * 2, [(r["failure"], r["message"]) for r in rows]
     assert dict(prepared) == {"level1/1_Scale_Add_ReLU": 1, "level1/2_Linear_GELU": 1}
@@ -108,6 +113,14 @@ def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, t
     # every problem of the line is held, no worker waits behind a gate
     assert gated[("level1/1_Scale_Add_ReLU", 0)]
     assert sum(gated.values()) == 1, gated
+    # the batch's timeline says so too: each problem prepared once, the second after the first
+    # judgement began (beside its worker), and every judgement begun
+    events = [(e["event"], e["key"]) for e in timeline.events]
+    assert events.count(("begin", "level1/1_Scale_Add_ReLU")) == 2 and events.count(("begin", "level1/2_Linear_GELU")) == 2
+    assert [k for e, k in events if e == "prepared"] == ["level1/1_Scale_Add_ReLU", "level1/2_Linear_GELU"]
+    assert events.index(("prepared", "level1/2_Linear_GELU")) > events.index(("begin", "level1/1_Scale_Add_ReLU"))
+    assert all(e["seconds"] >= 0 for e in timeline.events if e["event"] == "prepared")
+    assert all(e["t"] >= 0 for e in timeline.events)
 
 
 def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatch, tmp_path):
