@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from .judge import JudgeError, JudgeOptions, prepare_problem
+from .prepared import PreparationCancelled
 from .problems import Problem
 
 # a batch's timeline at DEBUG, one record per event, its fields as attributes (``event``, ``device``,
@@ -26,10 +27,13 @@ from .problems import Problem
 timeline = logging.getLogger("kbench.timeline")
 
 
-def prepare_reference(problem: Problem, device: str, opts: JudgeOptions):
-    """The problem's reference side on ``device``, or the reason it failed (recorded per candidate)."""
+def prepare_reference(problem: Problem, device: str, opts: JudgeOptions, cancel=None):
+    """The problem's reference side on ``device``, or the reason it failed (recorded per candidate).
+    Raises :class:`PreparationCancelled` when ``cancel()`` gave it up (nothing failed)."""
     try:
-        return prepare_problem(problem, replace(opts, device=device), device)
+        return prepare_problem(problem, replace(opts, device=device), device, cancel=cancel)
+    except PreparationCancelled:
+        raise
     except JudgeError as e:
         return str(e)
     except Exception:  # noqa: BLE001
@@ -60,14 +64,22 @@ class PreparedReferences:
         self._held: OrderedDict = OrderedDict()
         self.prepared = 0  # references prepared (a problem prepared again after eviction counts twice)
 
-    def get(self, problem: Problem, busy=()):
+    def get(self, problem: Problem, busy=(), cancel=None):
         """The problem's prepared reference (prepared now if not held); ``busy``: keys of problems
-        whose candidates are still being judged, never let go here."""
+        whose candidates are still being judged, never let go here. ``cancel``: asked before each
+        case of a preparation; once it says so the preparation is given up and None returned
+        (nothing held: the problem is prepared again when it is needed)."""
         if problem.key in self._held:
             self._held.move_to_end(problem.key)
             return self._held[problem.key]
         t0 = time.monotonic()
-        self._held[problem.key] = prepared = prepare_reference(problem, self.device, self.opts)
+        try:
+            prepared = prepare_reference(problem, self.device, self.opts, **({"cancel": cancel} if cancel is not None else {}))
+        except PreparationCancelled:
+            timeline.debug("cancelled %s", problem.key, extra={"event": "cancelled", "device": self.device, "key": problem.key,
+                                                               "seconds": round(time.monotonic() - t0, 3)})
+            return None
+        self._held[problem.key] = prepared
         self.prepared += 1
         timeline.debug("prepared %s", problem.key, extra={"event": "prepared", "device": self.device, "key": problem.key,
                                                           "seconds": round(time.monotonic() - t0, 3)})

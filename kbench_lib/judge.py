@@ -333,13 +333,14 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
         raise
 
 
-def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None) -> PreparedProblem:
-    """The reference side of ``problem`` for ``opts`` (fresh seeds unless ``opts.seed``)."""
+def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None, cancel=None) -> PreparedProblem:
+    """The reference side of ``problem`` for ``opts`` (fresh seeds unless ``opts.seed``); ``cancel``:
+    see :func:`kbench_lib.prepared.prepare`."""
     opts = opts or JudgeOptions()
     device = device or resolve_device(opts.device)
     small = (not device.startswith("cuda")) if opts.small is None else opts.small
     try:
-        return prepare(problem, device, opts, small, opts.seed)
+        return prepare(problem, device, opts, small, opts.seed, cancel=cancel)
     except ProblemError as e:
         raise JudgeError(str(e)) from e
 

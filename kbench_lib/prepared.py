@@ -314,8 +314,16 @@ def _fits_on_device(device: str, need: int) -> bool:
     return need <= DEVICE_SHARE * total and need < free // 2
 
 
-def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None = None) -> PreparedProblem:
-    """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot)."""
+class PreparationCancelled(Exception):
+    """A preparation given up at a case's boundary (its ``cancel`` said so): nothing of it is kept."""
+
+
+def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None = None, cancel=None) -> PreparedProblem:
+    """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot).
+    ``cancel()``, asked before each case, gives the preparation up (:class:`PreparationCancelled`):
+    a judging thread preparing ahead while its fork server starts stops once the server is ready,
+    rather than keep its first worker waiting (a level-2 GEMM problem's reference took 2-10 s to
+    prepare on two H100s, session 21)."""
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
     per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0
@@ -324,6 +332,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     cases: list[Case] = []
     try:
         for s in specs:
+            if cancel is not None and cancel():
+                raise PreparationCancelled(problem.key)
             cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device))
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
@@ -331,7 +341,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                     c.expected = [e.cpu() if isinstance(e, torch.Tensor) else e for e in c.expected]
                     c.expected_input_grads = [g.cpu() if isinstance(g, torch.Tensor) else g for g in c.expected_input_grads]
                     c.expected_param_grads = {k: g.cpu() for k, g in c.expected_param_grads.items()}
-    except ProblemError:
+    except (ProblemError, PreparationCancelled):
         raise
     except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
         raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from kbench_lib import held_references, runner, server_pool
+from kbench_lib import prepared as prepared_module
 from kbench_lib.judge import JudgeOptions
 from kbench_lib.models import Arrival, Sample
 from kbench_lib.problems import discover
@@ -35,7 +36,7 @@ class _Held:
 
 def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_path):
     made = []
-    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: made.append(p.key) or _Held(p.key))
     starting = iter([False, False, True])
     monkeypatch.setattr(server_pool, "started", lambda cuda: next(starting))
 
@@ -75,9 +76,9 @@ def _two_problem_batch(fixtures, tmp_path, monkeypatch, run_id: str, first_candi
     prepared = collections.Counter()
     real = held_references.prepare_reference
 
-    def counting(problem, device, opts):
+    def counting(problem, device, opts, **kw):
         prepared[problem.key] += 1
-        return real(problem, device, opts)
+        return real(problem, device, opts, **kw)
 
     monkeypatch.setattr(held_references, "prepare_reference", counting)
     opts = JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0, run_timeout_s=60)
@@ -125,7 +126,7 @@ def test_the_next_problem_is_prepared_behind_a_starting_workers_gate(fixtures, t
 
 def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatch, tmp_path):
     made = []
-    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Held(p.key))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: made.append(p.key) or _Held(p.key))
     monkeypatch.setattr(server_pool, "started", lambda cuda: False)  # it never starts: only closing ends the wait
     batch = runner._Batch(RecordWriter(tmp_path, "later"), "later", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                           progress=False)
@@ -177,3 +178,36 @@ def test_an_oom_beside_a_preparation_is_judged_again_alone(fixtures, tmp_path, m
     verdicts = sorted((r["problem"], r["sample"], r["failure"]) for r in rows)
     assert verdicts[0] == ("level1/1_Scale_Add_ReLU", 0, "oom") and len(rows) == 4
     assert dict(prepared) == {"level1/1_Scale_Add_ReLU": 1, "level1/2_Linear_GELU": 1}
+
+
+def test_a_preparation_ahead_is_given_up_once_the_server_is_ready(fixtures, monkeypatch, tmp_path):
+    """The server becomes ready while a problem is being prepared ahead: its preparation stops at
+    the next case, nothing of it is held, and the lane goes on to judge (the problem is prepared
+    again when its turn comes)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from throughput import Timeline
+
+    problems = {p.key: p for p in discover(fixtures / "problems")}
+    relu, gelu = problems["level1/1_Scale_Add_ReLU"], problems["level1/2_Linear_GELU"]
+    cases = {"n": 0}
+    real_make_case = prepared_module.make_case
+
+    def make_case(*args, **kwargs):
+        cases["n"] += 1
+        return real_make_case(*args, **kwargs)
+
+    monkeypatch.setattr(prepared_module, "make_case", make_case)
+    monkeypatch.setattr(server_pool, "started", lambda cuda: cases["n"] >= 2)  # ready once two cases are made
+    b = runner._Batch(RecordWriter(tmp_path, "cancel"), "cancel", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
+                      progress=False)
+    for p in (relu, gelu):
+        b.lanes.put(Arrival(p, Sample(0, None)))
+    refs = held_references.PreparedReferences("cpu", JudgeOptions(device="cpu"), budget=10**9)
+    with Timeline() as timeline:
+        b.prepare_ahead(0, "cpu", refs)
+    events = [(e["event"], e["key"]) for e in timeline.events]
+    # two cases of the first problem made, then the server was ready: given up there
+    assert ("cancelled", relu.key) in events and ("server_seen", None) in events, events
+    assert cases["n"] == 2 and refs.keys() == [] and refs.prepared == 0 and b.serving == {0}
+    got = refs.get(relu)  # its turn: prepared in full
+    assert not isinstance(got, str) and refs.keys() == [relu.key] and cases["n"] > 3
