@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
@@ -29,7 +30,7 @@ from . import baselines_store, profiling, roofline, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
-from .reference import Case, build_reference, make_case, make_inputs, set_flags, upstream_grads
+from .reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from .tensors import TOLERANCE, nbytes, require_grad
 from .timing import Timing, time_callable
 from .worker import timing_groups
@@ -314,6 +315,37 @@ def _fits_on_device(device: str, need: int) -> bool:
     return need <= DEVICE_SHARE * total and need < free // 2
 
 
+class _ModelsBuilt:
+    """The reference model of each (configuration, init seed) of one preparation, built once and
+    handed to every case of it as built: its parameters and buffers restored before each (a
+    module in training mode moves its buffers as it runs). Building a model means initialising
+    its parameters on the CPU and copying them to the device: a level-2 GEMM problem (a 2304 x
+    32000 projection) built its model anew for each of its cases and took 2-10 s to prepare on
+    two H100s (session 21). A case's inputs are drawn from a fresh namespace of the problem, as
+    the candidate's worker draws them."""
+
+    def __init__(self, problem: Problem, device: str, precision: str, specs: list):
+        self.problem, self.device, self.precision = problem, device, precision
+        self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
+        self._built: dict[tuple[str, int], tuple] = {}
+
+    def get(self, config, init_seed: int) -> tuple:
+        """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
+        that seed; a model is let go with its last case."""
+        key = (config.name, init_seed)
+        self._uses[key] -= 1
+        last = self._uses[key] <= 0
+        if key not in self._built:
+            model, init_inputs = build_model(self.problem, config, init_seed, self.device, self.precision)
+            if not last:
+                self._built[key] = (model, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            return model, init_inputs
+        model, init_inputs, pristine = self._built.pop(key) if last else self._built[key]
+        with torch.no_grad():
+            model.load_state_dict(pristine)
+        return model, init_inputs
+
+
 class PreparationCancelled(Exception):
     """A preparation given up at a case's boundary (its ``cancel`` said so): nothing of it is kept."""
 
@@ -331,10 +363,12 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     on_device = device.startswith("cuda")
     cases: list[Case] = []
     try:
+        models = _ModelsBuilt(problem, device, opts.precision, specs)
         for s in specs:
             if cancel is not None and cancel():
                 raise PreparationCancelled(problem.key)
-            cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device))
+            cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
+                                   reference=models.get(s.config, s.init_seed)))
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
                 for c in cases:

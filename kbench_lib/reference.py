@@ -68,6 +68,13 @@ def build_reference(problem: Problem, config: Config, init_seed: int, input_seed
     return model.to(device), init_inputs, draw_inputs(ns, input_seed, precision, device)
 
 
+def build_model(problem: Problem, config: Config, init_seed: int, device: str, precision: str = "fp32"):
+    """(model, init_inputs) for one configuration, built on the CPU after ``init_seed`` and moved
+    to ``device``, as :func:`build_reference` builds them (without drawing inputs)."""
+    model, init_inputs = _seeded_model(instantiate(problem, config.overrides), init_seed, precision)
+    return model.to(device), init_inputs
+
+
 def _seeded_model(ns: dict, init_seed: int, precision: str):
     """(model on the CPU in the run's precision, init_inputs), both made after ``init_seed``."""
     with SEEDED:
