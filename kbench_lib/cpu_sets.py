@@ -40,11 +40,29 @@ def format_cpulist(cpus) -> str:
 
 
 def allowed_cpus() -> set[int]:
-    """The cores this process may run on."""
+    """The cores this process may run on: its main thread's (a batch's judging threads keep to
+    their GPU's cores; the main thread never does)."""
     try:
-        return set(os.sched_getaffinity(0))
+        return set(os.sched_getaffinity(os.getpid()))
     except (AttributeError, OSError):
         return set(range(os.cpu_count() or 1))
+
+
+def keep_to(cpus) -> set[int] | None:
+    """Keeps the calling thread (in a process of one thread: the process, and what it forks later)
+    on ``cpus`` (cores, or a cpulist), those of the process it may use; None (every core of the
+    process) or a set that leaves none: on every core of the process. The cores it keeps to, or
+    None where it could not be pinned."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        allowed = allowed_cpus()
+        wanted = parse_cpulist(cpus) if isinstance(cpus, str) else set(cpus or ())
+        kept = (wanted & allowed) or allowed
+        os.sched_setaffinity(0, kept)
+        return kept
+    except (OSError, ValueError):
+        return None
 
 
 def local_cpus(device: str) -> set[int] | None:
@@ -93,29 +111,16 @@ def gpu_cpu_sets(devices: list[str]) -> dict[str, tuple[int, ...]]:
 def apply_from_env() -> None:
     """In a fork server, before torch is imported: keeps this process (and every worker forked
     from it) on the cores ``KBENCH_CPUS`` names, those it may use at all."""
-    text = os.environ.get(ENV)
-    if not text or not hasattr(os, "sched_setaffinity"):
-        return
-    try:
-        cpus = parse_cpulist(text) & allowed_cpus()
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-    except (OSError, ValueError):
-        pass
+    if os.environ.get(ENV):
+        keep_to(os.environ[ENV])
 
 
 def pin_process(cpulist: str | None) -> None:
     """In a fork server forked with torch already imported (:func:`kbench_lib.forkserver.zygote`):
     keeps it (and every worker it forks) on ``cpulist``, those it may use at all, and sizes torch's
     thread pool to them, as :func:`apply_from_env` before the import does. None: as it is."""
-    if not cpulist or not hasattr(os, "sched_setaffinity"):
-        return
-    try:
-        cpus = parse_cpulist(cpulist) & allowed_cpus()
-        if not cpus:
-            return
-        os.sched_setaffinity(0, cpus)
-    except (OSError, ValueError):
+    cpus = keep_to(cpulist) if cpulist else None
+    if not cpus:
         return
     os.environ[ENV] = format_cpulist(cpus)
     import torch
@@ -123,4 +128,4 @@ def pin_process(cpulist: str | None) -> None:
     torch.set_num_threads(len(cpus))
 
 
-__all__ = ["ENV", "pin_process", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]
+__all__ = ["ENV", "keep_to", "pin_process", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]

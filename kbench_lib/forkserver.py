@@ -462,10 +462,26 @@ def _launch(mode: str, cuda: bool, env: dict[str, str], popen) -> tuple[subproce
 
 
 class _Connection:
-    """Framed JSON messages from a server or zygote over its socket."""
+    """A server's or zygote's process and the judge's end of its socket: framed JSON messages."""
 
+    proc: "subprocess.Popen | _Forked"
     sock: socket.socket
     _buf: bytes
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Ends its process (its own process group: a zygote's servers and a server's workers die
+        with it, as their parent)."""
+        try:
+            self.sock.close()
+        finally:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
 
     def _recv(self, timeout: float | None) -> dict | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -539,9 +555,6 @@ class ForkServer(_Connection):
         self._n = 0
         self._exits: dict[str, int] = {}  # workers that ended before anyone waited for them
 
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
     def spawn(self, args: list[str], workdir: str, env: dict, rw: list[str], isolate: bool, max_file_bytes: int,
               fds: list[int], fd_names: list[str] = ()) -> tuple[str, int]:
         """Starts a worker; returns (request id, C1's pid). ``fds``: the child's log and message
@@ -577,16 +590,6 @@ class ForkServer(_Connection):
             self._exits[str(msg.get("id"))] = int(msg["returncode"])
         return self._exits.pop(rid)
 
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        finally:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-
 
 class Zygote(_Connection):
     """A running zygote (:func:`zygote`): one warm-up, and a fork of it per server asked for."""
@@ -604,9 +607,6 @@ class Zygote(_Connection):
             raise RuntimeError("the fork servers' zygote did not start")
         self.start_s = {"zygote": round(time.monotonic() - started, 4), **(hello.get("start_s") or {})}
 
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
     def fork(self, cpus: str | None) -> tuple[_Forked, socket.socket]:
         """A new server (its process, the judge's end of its socket), kept to ``cpus``."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -622,16 +622,6 @@ class Zygote(_Connection):
             parent.close()
             raise RuntimeError(f"the zygote did not fork a server: {msg}")
         return _Forked(int(msg["pid"])), parent
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        finally:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)  # its servers die with it (and their workers with them)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
 
 
 def main(argv: list[str]) -> None:

@@ -27,6 +27,11 @@ from .problems import Problem
 timeline = logging.getLogger("kbench.timeline")
 
 
+def mark(event: str, device: str, key: str | None = None, seconds: float | None = None) -> None:
+    """One event of the batch's timeline."""
+    timeline.debug("%s %s", event, key or "", extra={"event": event, "device": device, "key": key, "seconds": seconds})
+
+
 def prepare_reference(problem: Problem, device: str, opts: JudgeOptions, cancel=None):
     """The problem's reference side on ``device``, or the reason it failed (recorded per candidate).
     Raises :class:`PreparationCancelled` when ``cancel()`` gave it up (nothing failed)."""
@@ -74,15 +79,13 @@ class PreparedReferences:
             return self._held[problem.key]
         t0 = time.monotonic()
         try:
-            prepared = prepare_reference(problem, self.device, self.opts, **({"cancel": cancel} if cancel is not None else {}))
+            prepared = prepare_reference(problem, self.device, self.opts, cancel=cancel)
         except PreparationCancelled:
-            timeline.debug("cancelled %s", problem.key, extra={"event": "cancelled", "device": self.device, "key": problem.key,
-                                                               "seconds": round(time.monotonic() - t0, 3)})
+            mark("cancelled", self.device, problem.key, round(time.monotonic() - t0, 3))
             return None
         self._held[problem.key] = prepared
         self.prepared += 1
-        timeline.debug("prepared %s", problem.key, extra={"event": "prepared", "device": self.device, "key": problem.key,
-                                                          "seconds": round(time.monotonic() - t0, 3)})
+        mark("prepared", self.device, problem.key, round(time.monotonic() - t0, 3))
         while self._over():
             key = next((k for k in self._held if k != problem.key and k not in busy), None)
             if key is None:

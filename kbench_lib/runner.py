@@ -24,7 +24,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import build, cpu_sets, server_pool
-from .held_references import PreparedReferences, timeline
+from .held_references import PreparedReferences, mark
 from .judge import JudgeError, JudgeOptions, Verdict, build_candidate, judge, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
@@ -341,15 +341,15 @@ class _Batch:
         while prepared.has_room():
             if server_pool.started(cuda):
                 self.serving.add(lane)  # from now on a worker never waits for it: nothing to prepare ahead
-                timeline.debug("server seen", extra={"event": "server_seen", "device": device, "key": None, "seconds": None})
+                mark("server_seen", device)
                 return
             ahead = self._next_unprepared(lane, prepared)
             if ahead is not None:  # given up at a case's boundary once the server is ready (checked again above)
                 prepared.get(ahead, busy=prepared.keys(), cancel=lambda: server_pool.started(cuda))
             elif not self.lanes.wait_for_more(AHEAD_POLL_S):
-                timeline.debug("nothing ahead", extra={"event": "nothing_ahead", "device": device, "key": None, "seconds": None})
+                mark("nothing_ahead", device)
                 return  # no more samples come to this lane
-        timeline.debug("no room ahead", extra={"event": "no_room", "device": device, "key": None, "seconds": None})
+        mark("no_room", device)
 
     def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:
         """The first problem waiting in ``lane``'s line whose reference it does not hold, if one
@@ -409,7 +409,7 @@ class _Batch:
                 ref.measure_now(replace(self.opts, device=device))
             self.prepare_ahead(lane, device, prepared)
             beside = self.prepares_beside() and not alone and self._next_unprepared(lane, prepared) is not None
-            timeline.debug("begin %s", problem.key, extra={"event": "begin", "device": device, "key": problem.key, "seconds": None})
+            mark("begin", device, problem.key)
             step = Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref,
                                                      gated=gated or beside, built=built))
         except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate

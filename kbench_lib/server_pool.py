@@ -77,11 +77,9 @@ class _Spawner:
         return done.result()
 
     def _serve(self) -> None:
-        if hasattr(os, "sched_setaffinity"):  # started by a pinned judging thread: the zygotes it starts have every core
-            try:
-                os.sched_setaffinity(0, _process_cpus())
-            except OSError:
-                pass
+        from .cpu_sets import keep_to
+
+        keep_to(None)  # started by a pinned judging thread: the zygotes it starts have every core
         while True:
             done, args, kwargs = self._requests.get()
             try:
@@ -103,20 +101,10 @@ def pin_thread(cpus) -> None:
     thread pools) then never runs on the cores where another GPU's candidate is being timed (in
     session 20's two-GPU pass, one honest candidate of 59 us calls read 0.0892 ms on two GPUs
     against 0.0591 ms on one, with the same device clock)."""
+    from .cpu_sets import keep_to
+
     _PINNED.cpus = tuple(sorted(cpus)) if cpus else None
-    if hasattr(os, "sched_setaffinity"):
-        try:
-            os.sched_setaffinity(0, set(_PINNED.cpus or ()) & _process_cpus() or _process_cpus())
-        except OSError:
-            pass
-
-
-def _process_cpus() -> set[int]:
-    """The cores of the process (its main thread's: judging threads pin themselves, it never does)."""
-    try:
-        return set(os.sched_getaffinity(os.getpid()))
-    except OSError:
-        return set(range(os.cpu_count() or 1))
+    keep_to(_PINNED.cpus)
 
 
 _THREADS = object()  # server_env's default: the cores the calling thread is pinned to

@@ -103,9 +103,9 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     prepared, released = collections.Counter(), collections.Counter()
     real_prepare, real_release = held_references.prepare_reference, held_references.release_reference
 
-    def prepare(problem, device, opts):
+    def prepare(problem, device, opts, **kw):
         prepared[threading.get_ident()] += 1
-        return real_prepare(problem, device, opts)
+        return real_prepare(problem, device, opts, **kw)
 
     def release(ref):
         released[threading.get_ident()] += 1

@@ -172,7 +172,7 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
     from kbench_lib import held_references
 
     made = []
-    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: made.append(p.key) or _Prepared(p.key, 10))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: made.append(p.key) or _Prepared(p.key, 10))
     refs = held_references.PreparedReferences("cpu", None, budget=1000)
     problems = [_P(f"p{i}") for i in range(8)]
     for _ in range(3):
@@ -198,7 +198,7 @@ def test_prepared_references_on_a_gpu_keep_to_the_device_budget(monkeypatch):
         def held_bytes(self):
             return {"host": 0, "device": self.size}
 
-    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o: OnDevice(p.key, 10))
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: OnDevice(p.key, 10))
     refs = held_references.PreparedReferences("cuda:0", None, budget=10**9, device_budget=25)
     held = [refs.get(_P(f"p{i}")) for i in range(3)]
     assert held[0].released and not held[1].released and not held[2].released
