@@ -203,8 +203,9 @@ def memory_by_problem(series: list[tuple[float, int, int]], ends: list[tuple[flo
 
 
 class Timeline(logging.Handler):
-    """Collects a batch's timeline (``kbench.timeline`` at DEBUG: references prepared, each lane's
-    server seen ready, each judgement begun), its times in seconds after ``started_wall``."""
+    """Collects a batch's timeline (``kbench.timeline`` at DEBUG: references prepared and measured
+    ahead, each lane's server seen ready, each judgement begun), its times in seconds after
+    ``started_wall``."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
@@ -214,7 +215,7 @@ class Timeline(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.events.append({"t": round(record.created - self.started_wall, 3), "event": getattr(record, "event", None),
                             "device": getattr(record, "device", None), "key": getattr(record, "key", None),
-                            "seconds": getattr(record, "seconds", None)})
+                            "seconds": getattr(record, "seconds", None), "parts": getattr(record, "parts", None)})
 
     def __enter__(self):
         log = logging.getLogger("kbench.timeline")

@@ -27,9 +27,11 @@ from .problems import Problem
 timeline = logging.getLogger("kbench.timeline")
 
 
-def mark(event: str, device: str, key: str | None = None, seconds: float | None = None) -> None:
-    """One event of the batch's timeline."""
-    timeline.debug("%s %s", event, key or "", extra={"event": event, "device": device, "key": key, "seconds": seconds})
+def mark(event: str, device: str, key: str | None = None, seconds: float | None = None, parts: dict | None = None) -> None:
+    """One event of the batch's timeline (``parts``: what it was made of, where that is known: seconds by
+    part, or an error)."""
+    timeline.debug("%s %s", event, key or "", extra={"event": event, "device": device, "key": key, "seconds": seconds,
+                                                    "parts": parts})
 
 
 def prepare_reference(problem: Problem, device: str, opts: JudgeOptions, cancel=None):
@@ -95,6 +97,10 @@ class PreparedReferences:
 
     def holds(self, key: str) -> bool:
         return key in self._held
+
+    def held(self, key: str):
+        """The problem's reference if it is held (its use order unchanged), else None."""
+        return self._held.get(key)
 
     def keys(self) -> list[str]:
         return list(self._held)

@@ -23,6 +23,7 @@ import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 
@@ -176,21 +177,46 @@ class PreparedProblem:
             self._baseline = self._time_reference(opts)
         return self._baseline
 
-    def measure_now(self, opts) -> None:
+    def measure_now(self, opts, cancel=None) -> dict[str, float]:
         """Everything the judge itself measures on the device for this problem, done now, once:
         the eager baseline (and each timed variant's, and torch.compile's where asked for) and the
         reference's profile. A batch that overlaps candidates calls this while no worker runs, so
         that no measurement of the reference shares the GPU with a candidate; judging one
-        candidate at a time measures them lazily, as the first candidate needs them."""
+        candidate at a time measures them lazily, as the first candidate needs them, and a batch
+        whose fork server still starts measures them ahead (:meth:`kbench_lib.runner._Batch.prepare_ahead`).
+        ``cancel`` is asked before each measurement; once it says so, the rest is left to be
+        measured when it is needed. Returns the seconds each measurement made here took
+        (``profile``, ``baseline``, ``variant:<config>``, ``compile``), with the eager baseline's
+        phases as ``baseline.<phase>`` (:attr:`kbench_lib.timing.Timing.phase_s`)."""
+        took: dict[str, float] = {}
+        for name, done, step in self._measurements(opts):
+            if done:
+                continue
+            if cancel is not None and cancel():
+                break
+            t0 = time.monotonic()
+            result = step()
+            took[name] = round(time.monotonic() - t0, 3)
+            if name == "baseline":
+                took.update({f"baseline.{k}": v for k, v in result.phase_s.items()})
+        return took
+
+    def measured(self, opts) -> bool:
+        """Whether every measurement :meth:`measure_now` would make is made."""
+        return all(done for _, done, _ in self._measurements(opts))
+
+    def _measurements(self, opts) -> list[tuple]:
+        """(name, whether it is made, what makes it) of each measurement the judge makes of this
+        problem itself under ``opts`` (none for a problem with no timed case)."""
         if not any(self.timed):
-            return
-        if opts.guards:
-            self.reference_profile()
+            return []
+        out = [("profile", self._ref_ops is not None, self.reference_profile)] if opts.guards else []
         if opts.timing:
-            self.baseline(opts)
-            for name, _, _ in self.timed_variants:
-                self.variant_baseline(name, opts)
-            self.compile_baseline_ms(opts)
+            out.append(("baseline", self._baseline is not None, partial(self.baseline, opts)))
+            out += [(f"variant:{name}", name in self._variant_baselines, partial(self.variant_baseline, name, opts))
+                    for name, _, _ in self.timed_variants]
+            out.append(("compile", "ms" in self._compile_ms, partial(self.compile_baseline_ms, opts)))
+        return out
 
     def variant_baseline(self, config: str, opts) -> Timing:
         """The eager baseline on one variant's timed sets (``time_variants``), measured once."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+import time
 import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -225,6 +226,7 @@ class _Batch:
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
         self.cpus = cpu_sets.gpu_cpu_sets(devices)  # several GPUs: each one's workers on cores of their own
         self.serving: set[int] = set()  # lanes whose fork server has started (none prepares ahead any more)
+        self.not_ahead: set[tuple[int, str]] = set()  # (lane, problem): its measurement ahead failed (it is made when needed)
         self.rows: list[dict] = []
         self.overlap = overlap
         self.lock = threading.Lock()
@@ -326,30 +328,62 @@ class _Batch:
         future = self.builds.get(c.sha) if c is not None else None
         return future is None or future.done()
 
-    def prepare_ahead(self, lane: int, device: str, prepared: PreparedReferences) -> None:
+    def prepare_ahead(self, lane: int, device: str, prepared: PreparedReferences, first: Problem | None = None) -> None:
         """While this lane's fork server is still starting (its first worker would only wait for
-        it: 8-12 s on the H200s, ``benchmarks/server_start.py``), the references of the problems
-        waiting in its line are prepared, in their order, as far as
-        :meth:`PreparedReferences.has_room` allows, and samples still to come are waited for.
-        Nothing is measured then: a reference's eager baseline is timed when its first candidate
-        is judged, as always. A preparation still under way when the server is ready is given up
-        at its next case, so the first worker does not wait for it (on two H200s in session 21,
-        one GPU's first judgement began 8.2 s after its server was ready)."""
+        it: 9-14 s on the H100s and H200s, ``benchmarks/server_start.py``), the references of the
+        problems waiting in its line are prepared, in their order, as far as
+        :meth:`PreparedReferences.has_room` allows; then the judge's own measurements of the held
+        ones are made (:meth:`measure_ahead`); then samples still to come are waited for. A
+        preparation or measurement still under way when the server is ready is given up at its
+        next case or measurement, so the first worker does not wait for it (on two H200s in
+        session 21, one GPU's first judgement began 8.2 s after its server was ready)."""
         if lane in self.serving:
             return
         cuda = device.startswith("cuda")
-        while prepared.has_room():
+        while True:
             if server_pool.started(cuda):
-                self.serving.add(lane)  # from now on a worker never waits for it: nothing to prepare ahead
+                self.serving.add(lane)  # from now on a worker never waits for it: nothing to do ahead
                 mark("server_seen", device)
                 return
             ahead = self._next_unprepared(lane, prepared)
             if ahead is not None:  # given up at a case's boundary once the server is ready (checked again above)
                 prepared.get(ahead, busy=prepared.keys(), cancel=lambda: server_pool.started(cuda))
+            elif cuda and self.measure_ahead(lane, device, prepared, first):
+                continue  # (not on the CPU: there the measurements would share the cores the server starts on)
+            elif not prepared.has_room():
+                mark("no_room", device)
+                return
             elif not self.lanes.wait_for_more(AHEAD_POLL_S):
                 mark("nothing_ahead", device)
                 return  # no more samples come to this lane
-        mark("no_room", device)
+
+    def measure_ahead(self, lane: int, device: str, prepared: PreparedReferences, first: Problem | None = None) -> bool:
+        """Measures one held reference that is not yet measured (its eager baseline, its profile:
+        :meth:`PreparedProblem.measure_now`), ``first`` (the problem about to be judged) before
+        those waiting in ``lane``'s line; False when none is left. Called only while the lane's
+        fork server starts: no worker of this lane has run yet, so nothing shares its GPU with
+        these measurements. Judging one candidate at a time, a reference is otherwise measured
+        when its first candidate passes its checks. On two H100s (session 22) each judging
+        thread's first eager baseline took 6.8 s on one GPU and 11.3-12.9 s on two, later ones
+        0.5-1.9 s, and it came after the first worker had waited 12-13 s for its server."""
+        cuda = device.startswith("cuda")
+        keys = dict.fromkeys([*([first.key] if first is not None else []), *(p.key for p in self.lanes.upcoming(lane))])
+        opts = replace(self.opts, device=device)
+        for key in keys:
+            ref = prepared.held(key)
+            if not hasattr(ref, "measure_now") or (lane, key) in self.not_ahead or ref.measured(opts):
+                continue  # a failure's reason, one whose measurement failed here, or measured already
+            t0 = time.monotonic()
+            try:
+                took = ref.measure_now(opts, cancel=lambda: server_pool.started(cuda))
+            except Exception as e:  # noqa: BLE001 - measured again when a candidate needs it, and fails in its verdict then
+                self.not_ahead.add((lane, key))
+                mark("measure_failed", device, key, round(time.monotonic() - t0, 3), parts={"error": f"{type(e).__name__}: {e}"[:300]})
+                return True
+            if took:  # (nothing when the server was ready before its first measurement)
+                mark("measured", device, key, round(time.monotonic() - t0, 3), parts=took)
+            return True
+        return False
 
     def _next_unprepared(self, lane: int, prepared: PreparedReferences) -> Problem | None:
         """The first problem waiting in ``lane``'s line whose reference it does not hold, if one
@@ -407,7 +441,7 @@ class _Batch:
         try:
             if self.overlap:
                 ref.measure_now(replace(self.opts, device=device))
-            self.prepare_ahead(lane, device, prepared)
+            self.prepare_ahead(lane, device, prepared, first=problem)
             beside = self.prepares_beside() and not alone and self._next_unprepared(lane, prepared) is not None
             mark("begin", device, problem.key)
             step = Step(a, judgement=start_judgement(problem, c, replace(self.opts, device=device), prepared=ref,

@@ -541,7 +541,9 @@ def time_cuda(
     t0 = _monotonic()
     device = torch.device("cuda", torch.cuda.current_device())
     flusher = L2Flusher(device) if flush_l2 else None
+    t_flush = _monotonic()
     steps = ladder(device) if head_start else []
+    t_ladder = _monotonic()
     spins = {"every": steps[0] if steps else None, "first": steps[0] if steps else None}
     floors = {"every": gap_floor(device, spin=spins["every"])}
     floors["first"] = floors["every"]
@@ -636,7 +638,8 @@ def time_cuda(
     result.head_start_us = spins["every"].us if spins["every"] is not None else 0.0
     result.late_issues = late[0]
     result.warmup_calls = warmup_calls
-    result.phase_s = {"setup": round(t1 - t0, 4), "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
+    result.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4), "setup.head_start": round(t_ladder - t_flush, 4),
+                      "setup.floor": round(t1 - t_ladder, 4), "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}
     return result
 

@@ -211,3 +211,108 @@ def test_a_preparation_ahead_is_given_up_once_the_server_is_ready(fixtures, monk
     assert cases["n"] == 2 and refs.keys() == [] and refs.prepared == 0 and b.serving == {0}
     got = refs.get(relu)  # its turn: prepared in full
     assert not isinstance(got, str) and refs.keys() == [relu.key] and cases["n"] > 3
+
+
+class _Measurable(_Held):
+    """A held reference whose measurements are recorded (``measured`` once measure_now ran)."""
+
+    log: list = []
+
+    def __init__(self, key, fail=False):
+        super().__init__(key)
+        self.done, self.fail = False, fail
+
+    def measured(self, opts):
+        return self.done
+
+    def measure_now(self, opts, cancel=None):
+        if cancel is not None and cancel():
+            return {}
+        if self.fail:
+            raise RuntimeError("the reference failed")
+        self.log.append(self.key)
+        self.done = True
+        return {"baseline": 0.5}
+
+
+def _line(tmp_path, keys, device="cuda:0"):
+    b = runner._Batch(RecordWriter(tmp_path, "measure"), "measure", "reference", "single", JudgeOptions(device="cpu"), [device], 0,
+                      progress=False)
+    for key in keys:
+        b.lanes.put(Arrival(_P(key), Sample(0, None)))
+    return b
+
+
+def test_while_the_server_starts_the_held_references_are_measured_the_next_judged_first(monkeypatch, tmp_path):
+    """Once no more can be prepared ahead, a lane whose server still starts measures what the judge
+    measures itself (baseline, profile) of the references it holds: the problem about to be judged
+    first, then its line's order; it stops at the next measurement once the server is ready."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from throughput import Timeline
+
+    fail = {"c"}
+    monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: _Measurable(p.key, p.key in fail))
+    _Measurable.log = []
+    ready = {"after": 2}
+    monkeypatch.setattr(server_pool, "started", lambda cuda: len(_Measurable.log) >= ready["after"])
+    b = _line(tmp_path, ["a", "b", "c", "d", "e"])
+    refs = held_references.PreparedReferences("cuda:0", None, keep=5, budget=10**9, device_budget=10**9)
+    with Timeline() as timeline:
+        b.prepare_ahead(0, "cuda:0", refs, first=_P("b"))
+    assert refs.keys() == ["a", "b", "c", "d"]  # prepared in the line's order as far as there was room
+    assert _Measurable.log == ["b", "a"]  # then measured, the next judged first; the server was ready after two
+    events = [(e["event"], e["key"]) for e in timeline.events]
+    assert events[-3:] == [("measured", "b"), ("measured", "a"), ("server_seen", None)], events
+    assert [e["parts"] for e in timeline.events if e["event"] == "measured"] == [{"baseline": 0.5}] * 2
+    assert b.serving == {0}
+
+    # the server never starts: every held one is measured; one that fails is left to be measured
+    # when a candidate needs it (its failure is then that candidate's verdict), and never tried again here
+    _Measurable.log, ready["after"] = [], 99
+    b = _line(tmp_path, ["a", "b", "c", "d", "e"])
+    refs = held_references.PreparedReferences("cuda:0", None, keep=5, budget=10**9, device_budget=10**9)
+    with Timeline() as timeline:
+        b.prepare_ahead(0, "cuda:0", refs)
+    assert _Measurable.log == ["a", "b", "d"]
+    failed = [e for e in timeline.events if e["event"] == "measure_failed"]
+    assert [e["key"] for e in failed] == ["c"] and "RuntimeError: the reference failed" in failed[0]["parts"]["error"]
+    assert timeline.events[-1]["event"] == "no_room" and b.not_ahead == {(0, "c")}
+
+    # on the CPU nothing is measured ahead: it would share the cores the server starts on
+    _Measurable.log = []
+    b = _line(tmp_path, ["a", "b"], device="cpu")
+    b.lanes.close()  # no more samples come: the lane stops waiting for them
+    b.prepare_ahead(0, "cpu", held_references.PreparedReferences("cpu", None, keep=5, budget=10**9))
+    assert _Measurable.log == []
+
+
+def test_a_reference_measured_ahead_is_measured_once_and_says_what_it_took(fixtures, tmp_path, monkeypatch):
+    """measure_ahead on real prepared references (CPU): each measured once, in order, its parts
+    timed (profile, the eager baseline and its phases); the candidates later judged use it as is."""
+    monkeypatch.setattr(server_pool, "started", lambda cuda: False)
+    problems = {p.key: p for p in discover(fixtures / "problems")}
+    relu, gelu = problems["level1/1_Scale_Add_ReLU"], problems["level1/2_Linear_GELU"]
+    opts = JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0)
+    b = runner._Batch(RecordWriter(tmp_path, "m"), "m", "reference", "single", opts, ["cpu"], 0, progress=False)
+    for p in (relu, gelu):
+        b.lanes.put(Arrival(p, Sample(0, None)))
+    refs = held_references.PreparedReferences("cpu", opts, budget=10**9)
+    for p in (relu, gelu):
+        refs.get(p)
+    assert not refs.held(gelu.key).measured(opts)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from throughput import Timeline
+
+    with Timeline() as timeline:
+        assert b.measure_ahead(0, "cpu", refs, first=gelu)
+        assert b.measure_ahead(0, "cpu", refs, first=gelu)
+        assert not b.measure_ahead(0, "cpu", refs, first=gelu)  # nothing left
+    measured = [e for e in timeline.events if e["event"] == "measured"]
+    assert [e["key"] for e in measured] == [gelu.key, relu.key]
+    for e in measured:
+        assert {"profile", "baseline", "baseline.warmup", "baseline.trials", "compile"} <= set(e["parts"]), e["parts"]
+        assert e["seconds"] >= e["parts"]["baseline"] > 0
+    ref = refs.held(gelu.key)
+    assert ref.measured(opts)
+    first = ref.baseline(opts)
+    assert ref.measure_now(opts) == {} and ref.baseline(opts) is first  # measured once: the same timing from now on
