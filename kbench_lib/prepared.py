@@ -163,7 +163,7 @@ class PreparedProblem:
         if self._ref_ops is None:
             spec = next(s for s in self.specs if s.timed)
             with torch.no_grad():
-                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device)
+                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device, one_thread=True)
         return self._ref_ops
 
     def reference_ops(self) -> dict:
@@ -254,7 +254,7 @@ class PreparedProblem:
         try:
             return time_callable(
                 call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
-                budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None,
+                budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
             )
         finally:
             torch.set_num_threads(threads)

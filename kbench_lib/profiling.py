@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -130,6 +131,43 @@ def _quiet_stderr():
 # device tracing (CUPTI) is the process's, not a thread's.
 PROFILER = threading.RLock()
 
+SESSION_THREAD = "kbench-profiler"
+SESSIONS_ON_ONE_THREAD = True  # benchmarks/profiler_threads.py turns it off to compare
+_sessions: ThreadPoolExecutor | None = None
+_sessions_made = threading.Lock()
+
+
+def on_session_thread(fn):
+    """``fn()`` run on the process's one profiler thread: what it returns, or what it raises. The
+    judge's own profiler sessions (the reference's profile, the eager baseline's device clock) go
+    through here, so that one thread of the judge's process makes them all, however many judging
+    threads it has. Sessions started from several threads of one process are what Kineto's own
+    tracker reports crashing (pytorch/pytorch#64795: a segmentation fault in its trace processing;
+    its client is bound to the thread that starts it); two two-GPU batches of this judge died of a
+    segmentation fault (sessions 20 and 22), the second inside a session's stop on one judging
+    thread, after the other had made sessions of its own. ``fn`` runs with the caller's CUDA device
+    current, its grad mode, and on its cores (a judging thread keeps to its GPU's cores). A worker
+    (one thread, one session at a time) calls its profiler directly."""
+    global _sessions
+    if not SESSIONS_ON_ONE_THREAD or threading.current_thread().name.startswith(SESSION_THREAD):
+        return fn()
+    with _sessions_made:
+        if _sessions is None:
+            _sessions = ThreadPoolExecutor(max_workers=1, thread_name_prefix=SESSION_THREAD)
+    device = torch.cuda.current_device() if torch.cuda.is_initialized() else None
+    grad = torch.is_grad_enabled()
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+
+    def session():
+        if device is not None:
+            torch.cuda.set_device(device)
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+        with torch.set_grad_enabled(grad):
+            return fn()
+
+    return _sessions.submit(session).result()
+
 
 def on_device(events, device) -> list:
     """``events`` less the device activities of other GPUs: device tracing records every GPU this
@@ -149,9 +187,12 @@ def _device_index(device) -> int | None:
     return d.index if d.index is not None else torch.cuda.current_device()
 
 
-def profile_call(fn, inputs: list, device: str, quiet: bool = True) -> dict:
+def profile_call(fn, inputs: list, device: str, quiet: bool = True, one_thread: bool = False) -> dict:
     """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None,
-    'kernels': :func:`kernel_table`}."""
+    'kernels': :func:`kernel_table`}. ``one_thread``: on the process's profiler thread
+    (:func:`on_session_thread`; the judge's side)."""
+    if one_thread:
+        return on_session_thread(lambda: profile_call(fn, inputs, device, quiet))
     activities = [ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
