@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from . import cpu_sets
+
 STRUCTURAL = {
     "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like", "aten::ones",
     "aten::ones_like", "aten::full", "aten::full_like", "aten::fill_", "aten::zero_", "aten::view", "aten::_unsafe_view",
@@ -162,7 +164,7 @@ def on_session_thread(fn):
         if device is not None:
             torch.cuda.set_device(device)
         if cpus is not None:
-            os.sched_setaffinity(0, cpus)
+            cpu_sets.keep_to(cpus)
         with torch.set_grad_enabled(grad):
             return fn()
 
