@@ -13,6 +13,7 @@ sample) are skipped when the same run_id is used again.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import threading
 import time
 import traceback
@@ -129,6 +130,7 @@ def run_batch(
     generation=None,
     ray: str | bool | None = None,
     overlap: bool = False,
+    lane_processes: bool | None = None,
 ) -> tuple[str, list[dict]]:
     """Judge ``model``'s candidates on ``problems``; returns (run_id, the rows written now).
 
@@ -146,6 +148,9 @@ def run_batch(
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
     on the H100 it gained nothing measurable on the throughput batch and held two candidates'
     result files in /dev/shm at once (results/README.md, 2026-11-26).
+    ``lane_processes``: each device's lane judged by a process of its own that sees only that
+    device (:mod:`kbench_lib.lane_process`); by default on several GPUs
+    (:func:`lane_processes_by_default`).
     ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`).
     ``ray``: run the batch on a Ray cluster instead (True or "" for ``ray.init()``'s default, "auto"
     or an address; :mod:`kbench_lib.cluster`, docs/CLUSTER.md)."""
@@ -162,7 +167,8 @@ def run_batch(
     seen = set(zip(done["model"], done["problem"], done["sample"])) if len(done) else set()
     generate = get_model(model, backends, generation)
     try:
-        batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress, overlap)
+        batch = _Batch(RecordWriter(runs_root, run_id), run_id, model, strategy, opts, devices, prebuild_jobs, progress, overlap,
+                       lane_processes)
         arrivals = iter_arrivals(generate, problems, skip={(p, i) for m, p, i in seen if m == model})
         if generates_on(generate, devices):  # its GPU work would run under the timings: generate everything first
             arrivals = _generated_first(arrivals)
@@ -171,6 +177,15 @@ def run_batch(
         close = getattr(generate, "close", None)
         if close is not None:
             close()
+
+
+def lane_processes_by_default(devices: list[str]) -> bool:
+    """Whether a batch over ``devices`` judges each in a process of its own (:mod:`kbench_lib.lane_process`):
+    on several GPUs, unless ``KBENCH_LANE_PROCESSES=0``. (``=1`` asks for it on one device too.)"""
+    env = os.environ.get("KBENCH_LANE_PROCESSES")
+    if env in ("0", "1"):
+        return env == "1"
+    return len(devices) > 1 and all(d.startswith("cuda") for d in devices)
 
 
 def _cuda_index(device: str | None) -> int | None:
@@ -218,9 +233,11 @@ class _Batch:
     each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
-                 prebuild_jobs: int, progress: bool, overlap: bool = False):
+                 prebuild_jobs: int, progress: bool, overlap: bool = False, lane_processes: bool | None = None):
         self.writer, self.run_id, self.model, self.strategy = writer, run_id, model, strategy
         self.opts, self.devices = opts, devices
+        self.lane_count = len(devices)  # lanes of the whole batch (a lane's process sees its own device only)
+        self.lane_processes = lane_processes_by_default(devices) if lane_processes is None else lane_processes
         self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
         self.builds: dict = {}
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))
@@ -234,7 +251,8 @@ class _Batch:
         self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
 
     def run(self, arrivals, seen: set) -> list[dict]:
-        threads = [threading.Thread(target=self.work, args=(i, d), name=f"kbench-judge-{d}", daemon=True) for i, d in enumerate(self.devices)]
+        work = self.work_in_process if self.lane_processes else self.work
+        threads = [threading.Thread(target=work, args=(i, d), name=f"kbench-judge-{d}", daemon=True) for i, d in enumerate(self.devices)]
         for t in threads:
             t.start()
         try:
@@ -276,7 +294,7 @@ class _Batch:
             torch.cuda.set_device(torch.device(device))
         server_pool.pin_thread(self.cpus.get(device))
         server_pool.prestart(device.startswith("cuda"))  # its workers' fork server starts while references are made
-        prepared = PreparedReferences(device, self.opts, lanes=len(self.devices))
+        prepared = PreparedReferences(device, self.opts, lanes=self.lane_count)
         busy: Counter = Counter()  # problems with a sample taken and not yet recorded
 
         def let_go() -> None:
@@ -305,7 +323,7 @@ class _Batch:
         def record(step: Step, v: Verdict) -> None:
             a = step.arrival
             try:
-                self.record(a.problem, a.sample, v)
+                self.record_arrival(a, v)
             finally:
                 busy[a.problem.key] -= 1
                 self.lanes.done(lane)
@@ -321,6 +339,20 @@ class _Batch:
             self.lanes.abort(e)
         finally:
             prepared.release_all()
+
+    def work_in_process(self, lane: int, device: str) -> None:
+        """``lane`` judged by a process of its own (:mod:`kbench_lib.lane_process`); this thread
+        serves it the lane's samples, their builds and the records."""
+        from .lane_process import LaneHost
+
+        try:
+            LaneHost(self, lane, device).run()
+        except BaseException as e:  # noqa: BLE001 - the lane cannot go on: stop the batch, raise it in the caller
+            self.failed = e
+            self.lanes.abort(e)
+
+    def record_arrival(self, a, v: Verdict) -> None:
+        self.record(a.problem, a.sample, v)
 
     def ready(self, a) -> bool:
         """Whether ``a`` can start without waiting for its build."""

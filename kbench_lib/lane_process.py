@@ -1,0 +1,358 @@
+"""One GPU's judging lane in a process of its own (a batch over several GPUs, issue 13).
+
+A batch over several GPUs used to judge them from threads of one process: that process then held
+a CUDA context on every GPU and ran its profiler sessions (the reference's profile, the eager
+baseline's device clock) on all of them. Three two-GPU passes died of a segmentation fault in a
+thread without Python while a profiler session stopped (sessions 20 and 22, and session 23 with
+every session already on one thread of the process); no one-GPU pass ever did. Here each GPU's
+lane is a process that sees only its GPU (``CUDA_VISIBLE_DEVICES``; it judges on ``cuda:0`` and
+its verdicts are recorded under the batch's name for the GPU), as a one-GPU batch is: its CUDA
+context, profiler sessions, prepared references, fork server and Python interpreter are its own.
+
+What stays with the batch's process (:class:`kbench_lib.runner._Batch`): the model's samples and
+their lanes (:class:`kbench_lib.lanes.JudgeLanes`), the builds, the records and the progress bar.
+The lane's process runs the same lane loop as a thread would (``_Batch.work``) and asks for all
+of that over one socket, a request and its answer at a time (pickled,
+:class:`multiprocessing.connection.Connection`): its next sample, the lanes' other questions of
+its lane, whether a build is done and its result, a verdict to record. Its timeline events come
+back to the batch's ``kbench.timeline`` logger, under the GPU's name.
+
+A lane process that dies (a signal, a lost socket) is replaced by a fresh one, which first judges
+again the samples the dead one had taken and not recorded; a sample two processes died judging
+is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judge._job_parent`);
+its fork server and workers die with it. A lane process dies with the thread that started it.
+"""
+from __future__ import annotations
+
+import faulthandler
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from collections import deque
+from multiprocessing.connection import Connection
+
+from . import server_pool
+from .build import physical_gpu
+from .runner import _Batch, _judge_error
+
+DEATHS_IN_A_ROW = 3  # lane processes that died without recording a verdict in between: the lane gives up (the batch stops)
+_LANE_CALLS = frozenset({"upcoming", "wait_for_more", "ended_here", "forget", "done", "abort"})
+_TIMELINE = "kbench.timeline"
+
+
+class LaneProcessError(RuntimeError):
+    """A lane's process failed, or kept dying: its lane cannot go on."""
+
+
+def process_device(device: str) -> str:
+    """The device as a lane's process names it: ``cuda:0``, its only visible GPU."""
+    return "cuda:0" if device.startswith("cuda") else device
+
+
+def process_env(device: str) -> dict[str, str]:
+    """The lane process's environment: this one's, with the package importable and, for a GPU,
+    that GPU its only visible one."""
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    if device.startswith("cuda"):
+        _, _, index = device.partition(":")
+        env["CUDA_VISIBLE_DEVICES"] = physical_gpu(int(index or 0))
+    return env
+
+
+class LaneHost:
+    """The batch's side of one lane's process: starts it, answers it, replaces it if it dies."""
+
+    def __init__(self, batch: _Batch, lane: int, device: str):
+        self.batch, self.lane, self.device = batch, lane, device
+        self.taken: dict[int, list] = {}  # token -> [arrival, deaths]: given to a lane process and not recorded
+        self.redo: deque[int] = deque()  # tokens to give the next process first (its predecessor died judging them)
+        self.undone = 0  # recorded, and the process has not yet said it is done with them
+        self.tokens = 0
+        self.pids: list[int] = []  # every process started for this lane, in order
+
+    def config(self) -> dict:
+        b = self.batch
+        return {"lane": self.lane, "device": process_device(self.device), "named": self.device, "lanes": b.lane_count,
+                "cpus": b.cpus.get(self.device), "opts": b.opts, "run_id": b.run_id, "model": b.model, "strategy": b.strategy,
+                "overlap": b.overlap, "timeline": logging.getLogger(_TIMELINE).isEnabledFor(logging.DEBUG), "parent": os.getpid()}
+
+    def run(self) -> None:
+        deaths = 0
+        while True:
+            proc, conn = self._start()
+            recorded_before = self.tokens - len(self.taken)
+            try:
+                ended = self._serve(conn)
+            finally:
+                conn.close()
+            if ended:
+                _reap(proc)
+                return
+            code = _reap(proc)
+            deaths = 0 if self.tokens - len(self.taken) > recorded_before else deaths + 1
+            self._after_death(code)
+            if deaths >= DEATHS_IN_A_ROW:
+                raise LaneProcessError(f"the judging process of {self.device} died {deaths} times in a row (last exit status {code})")
+
+    def _start(self) -> tuple[subprocess.Popen, Connection]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "kbench_lib.lane_process", str(theirs.fileno())],
+                                    pass_fds=[theirs.fileno()], env=process_env(self.device))
+        finally:
+            theirs.close()
+        self.pids.append(proc.pid)
+        conn = Connection(ours.detach())
+        conn.send(self.config())
+        return proc, conn
+
+    def _serve(self, conn: Connection) -> bool:
+        """Answers the process until it is done (True) or gone (False); raises what it failed with."""
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return False
+            kind, args = msg[0], msg[1:]
+            if kind == "mark":
+                _emit_mark(*args)
+                continue
+            if kind == "done":
+                return True
+            if kind == "failed":
+                raise LaneProcessError(f"the judging process of {self.device} failed:\n{args[0]}")
+            try:
+                answer = ("ok", self._answer(kind, *args))
+            except BaseException as e:  # noqa: BLE001 - raised again in the lane's process
+                answer = ("error", _picklable(e))
+            try:
+                conn.send(answer)
+            except OSError:
+                return False
+
+    def _answer(self, kind: str, *args):
+        b = self.batch
+        if kind == "get":
+            return self._give(*args)
+        if kind == "lanes":
+            name, call_args = args
+            if name not in _LANE_CALLS:
+                raise ValueError(f"not a lanes call: {name}")
+            if name == "done":
+                self.undone -= 1
+            if name == "abort":
+                call_args = (LaneProcessError(f"the judging process of {self.device} stopped the batch: {call_args[0]}"),)
+            elif name in ("upcoming", "ended_here", "forget", "done"):
+                call_args = (self.lane, *call_args[1:])  # a process speaks for its own lane only
+            return getattr(b.lanes, name)(*call_args)
+        if kind == "build_done":
+            future = b.builds.get(args[0])
+            return future is None or future.done()
+        if kind == "build_result":
+            future = b.builds.get(args[0])
+            try:
+                return future.result() if future is not None else None
+            except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
+                return None
+        if kind == "record":
+            token, verdict = args
+            a = self.taken.pop(token)[0]
+            verdict.device = self.device
+            b.record_arrival(a, verdict)
+            self.undone += 1
+            return None
+        raise ValueError(f"not a request: {kind}")
+
+    def _give(self, wait: bool):
+        if self.redo:
+            token = self.redo.popleft()
+            return token, self.taken[token][0]
+        a = self.batch.lanes.get(self.lane, wait)
+        if a is None:
+            return None
+        token, self.tokens = self.tokens, self.tokens + 1
+        self.taken[token] = [a, 0]
+        return token, a
+
+    def _after_death(self, code: int | None) -> None:
+        """What a dead process held: samples judged again by the next one (a second death: a
+        judge_error), its recorded samples' load given back, its job folders removed."""
+        from .judge import _job_parent
+
+        b = self.batch
+        for _ in range(max(0, self.undone)):
+            b.lanes.done(self.lane)
+        self.undone = 0
+        self.redo.clear()
+        why = f"exit status {code}" if code is None or code >= 0 else f"signal {-code}"
+        for token, held in sorted(self.taken.items()):
+            held[1] += 1
+            a = held[0]
+            if held[1] < 2 or a.sample is None or a.sample.candidate is None:
+                self.redo.append(token)
+                continue
+            del self.taken[token]
+            v = _judge_error(a.problem, a.sample.candidate, self.device, b.opts,
+                             f"the judge's process for {self.device} died twice while judging this candidate ({why})")
+            b.record_arrival(a, v)
+            b.lanes.done(self.lane)
+        logging.getLogger("kbench").warning("the judging process of %s died (%s); a new one takes its %d samples", self.device, why,
+                                            len(self.redo))
+        _job_parent()  # job folders of dead judges are removed
+
+
+def _reap(proc: subprocess.Popen, timeout: float = 30.0) -> int:
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def _picklable(e: BaseException) -> BaseException:
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(e).__name__}: {e}")
+
+
+def _emit_mark(fields: dict) -> None:
+    log = logging.getLogger(_TIMELINE)
+    log.handle(logging.makeLogRecord({"name": _TIMELINE, "levelno": logging.DEBUG, "levelname": "DEBUG", "args": (), **fields}))
+
+
+# --- the lane's process ---------------------------------------------------------------------------
+
+class _Link:
+    """The process's end of the socket: one request and its answer at a time."""
+
+    def __init__(self, conn: Connection):
+        self.conn, self.lock = conn, threading.Lock()
+
+    def call(self, kind: str, *args):
+        with self.lock:
+            self.conn.send((kind, *args))
+            status, value = self.conn.recv()
+        if status == "error":
+            raise value
+        return value
+
+    def tell(self, kind: str, *args) -> None:
+        with self.lock:
+            self.conn.send((kind, *args))
+
+
+class _RemoteLanes:
+    """The batch's lanes as one lane's process sees them (the calls ``_Batch.work`` makes)."""
+
+    def __init__(self, link: _Link):
+        self.link = link
+        self.tokens: dict[int, int] = {}  # id of an arrival taken and not recorded -> the batch's token for it
+
+    def get(self, lane: int, wait: bool = True):
+        got = self.link.call("get", wait)
+        if got is None:
+            return None
+        token, arrival = got
+        self.tokens[id(arrival)] = token
+        return arrival
+
+    def abort(self, error: BaseException) -> None:
+        self.link.call("lanes", "abort", (f"{type(error).__name__}: {error}",))
+
+    def __getattr__(self, name: str):
+        if name not in _LANE_CALLS:
+            raise AttributeError(name)
+        return lambda *args: self.link.call("lanes", name, args)
+
+
+class _RemoteBuild:
+    def __init__(self, link: _Link, sha: str):
+        self.link, self.sha = link, sha
+
+    def done(self) -> bool:
+        return self.link.call("build_done", self.sha)
+
+    def result(self):
+        return self.link.call("build_result", self.sha)
+
+
+class _RemoteBuilds:
+    def __init__(self, link: _Link):
+        self.link = link
+
+    def get(self, sha: str) -> _RemoteBuild:
+        return _RemoteBuild(self.link, sha)  # done at once, with no result, where the batch started no build
+
+
+class _LaneBatch(_Batch):
+    """The batch as one lane's process holds it: its own device, the rest asked of the batch."""
+
+    def __init__(self, link: _Link, config: dict):
+        device = config["device"]
+        super().__init__(None, config["run_id"], config["model"], config["strategy"], config["opts"], [device], 0, False,
+                         config["overlap"], lane_processes=False)
+        self.link, self.named = link, config["named"]
+        self.lane_count = config["lanes"]
+        self.lanes = _RemoteLanes(link)
+        self.builds = _RemoteBuilds(link)
+        self.cpus = {device: tuple(config["cpus"])} if config["cpus"] else {}
+
+    def record_arrival(self, a, v) -> None:
+        self.link.call("record", self.lanes.tokens.pop(id(a)), v)
+
+
+class _ForwardMarks(logging.Handler):
+    """Timeline events, sent to the batch's process under the GPU's name there."""
+
+    def __init__(self, link: _Link, named: str):
+        super().__init__(logging.DEBUG)
+        self.link, self.named = link, named
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = {"created": record.created, "msg": record.getMessage(), "event": getattr(record, "event", None),
+                  "device": self.named, "key": getattr(record, "key", None), "seconds": getattr(record, "seconds", None),
+                  "parts": getattr(record, "parts", None)}
+        try:
+            self.link.tell("mark", fields)
+        except OSError:
+            pass
+
+
+def main(argv: list[str]) -> None:
+    faulthandler.enable()  # a fault prints every thread's stack (to the batch's stderr)
+    conn = Connection(int(argv[0]))
+    config = conn.recv()
+    from .sandbox import die_with_parent
+
+    die_with_parent(config["parent"])
+    link = _Link(conn)
+    device = config["device"]
+    server_pool.pin_thread(config["cpus"])
+    server_pool.prestart(device.startswith("cuda"))  # its server starts while the rest of the judge loads
+    if config["timeline"]:
+        log = logging.getLogger(_TIMELINE)
+        log.setLevel(logging.DEBUG)
+        log.addHandler(_ForwardMarks(link, config["named"]))
+    batch = _LaneBatch(link, config)
+    try:
+        batch.work(config["lane"], device)
+        if batch.failed is not None:
+            link.tell("failed", "".join(traceback.format_exception(batch.failed))[-6000:])
+        else:
+            link.tell("done")
+    finally:
+        server_pool.close_all()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
