@@ -42,6 +42,7 @@ from kbench_lib import runner, server_pool  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
 from kbench_lib.problems import discover, load_problem  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
@@ -117,9 +118,19 @@ class Peaks:
 
     @classmethod
     def now(cls) -> dict[str, int]:
-        """This process's RSS and its parts now, in bytes (``/proc/self/status``)."""
-        with open("/proc/self/status") as f:
-            return {cls.PARTS[k]: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in f) if k in cls.PARTS}
+        """The judge's RSS and its parts now, in bytes (``/proc/<pid>/status``): this process's, with
+        those of its lane processes where a batch over several GPUs judges each in its own
+        (:mod:`kbench_lib.lane_process`)."""
+        total = dict.fromkeys(cls.PARTS.values(), 0)
+        for pid in ["self", *lane_pids()]:
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    for k, _, v in (line.partition(":") for line in f):
+                        if k in cls.PARTS:
+                            total[cls.PARTS[k]] += int(v.split()[0]) * 1024
+            except OSError:  # a lane process that just ended
+                continue
+        return total
 
     def _run(self):
         while not self._stop.is_set():
@@ -225,6 +236,15 @@ class Timeline(logging.Handler):
 
     def __exit__(self, *exc):
         logging.getLogger("kbench.timeline").removeHandler(self)
+
+
+def servers_seen(events: list[dict]) -> dict[str, float]:
+    """{device: seconds after the pass began at which its lane first saw its fork server ready}."""
+    seen: dict[str, float] = {}
+    for e in events:
+        if e["event"] == "server_seen" and e["device"] not in seen:
+            seen[e["device"]] = e["t"]
+    return seen
 
 
 def per_device(df, started_wall: float) -> dict[str, dict]:
@@ -336,6 +356,10 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "per_device": per_device(df, started_wall),
             # when each fork server could fork its first worker, seconds after the pass began (before: started ahead)
             "servers_ready_s": sorted(round(s.ready_wall - started_wall, 2) for s in server_pool.started_servers()),
+            # when each lane first saw its server ready (lane processes' servers are not this process's)
+            "servers_seen_s": servers_seen(timeline.events),
+            # each GPU judged by a process of its own (kbench_lib.lane_process): the RSS figures sum them
+            "lane_processes": runner.lane_processes_by_default(runner.batch_devices(opts, gpus)),
             # the batch's timeline: references prepared (and how long each took), servers seen ready, judgements begun
             "timeline": timeline.events,
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),

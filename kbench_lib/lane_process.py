@@ -34,6 +34,7 @@ import threading
 import traceback
 from collections import deque
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 from . import server_pool
 from .build import physical_gpu
@@ -205,6 +206,23 @@ class LaneHost:
         logging.getLogger("kbench").warning("the judging process of %s died (%s); a new one takes its %d samples", self.device, why,
                                             len(self.redo))
         _job_parent()  # job folders of dead judges are removed
+
+
+def lane_pids() -> list[int]:
+    """This process's children that are lane processes (for reports: their memory, their ends)."""
+    pids = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        try:
+            kids = children.read_text().split()
+        except OSError:
+            continue
+        for k in kids:
+            try:
+                if b"kbench_lib.lane_process" in Path(f"/proc/{k}/cmdline").read_bytes():
+                    pids.append(int(k))
+            except OSError:
+                continue
+    return pids
 
 
 def _reap(proc: subprocess.Popen, timeout: float = 30.0) -> int:

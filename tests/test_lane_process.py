@@ -1,0 +1,123 @@
+"""A lane judged by a process of its own (kbench_lib.lane_process), as a batch over several GPUs
+does: the same verdicts as lane threads, its timeline back in the batch's process, and a lane
+process that dies is replaced without losing or doubling a record (on the CPU, so CI runs it)."""
+import logging
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from kbench_lib import runner
+from kbench_lib.judge import JudgeOptions
+from kbench_lib.lane_process import lane_pids
+from kbench_lib.models import get_model, iter_arrivals
+from kbench_lib.problems import discover
+from kbench_lib.records import RecordWriter, read_records
+
+pytestmark = pytest.mark.slow
+
+
+def _layout(tmp_path: Path, fixtures: Path, cands: dict[str, str]) -> tuple[list, str]:
+    probs = tmp_path / "problems" / "level1"
+    probs.mkdir(parents=True)
+    src = (fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py").read_text()
+    (probs / "1_Scale_Add_ReLU.py").write_text(src)
+    (probs / "2_Broken_Reference.py").write_text(src.replace("torch.relu(a * self.scale + b)", "a.nope()"))
+    folder = tmp_path / "cands" / "level1"
+    folder.mkdir(parents=True)
+    for name, fixture in cands.items():
+        (folder / name).write_text((fixtures / fixture).read_text())
+    return discover(tmp_path / "problems"), f"folder:{tmp_path / 'cands'}"
+
+
+def _batch(problems, model: str, root: Path, run_id: str, devices: list[str], processes: bool, opts: JudgeOptions) -> list[dict]:
+    batch = runner._Batch(RecordWriter(root, run_id), run_id, model, "single", opts, devices, 0, False, lane_processes=processes)
+    return batch.run(iter_arrivals(get_model(model, None, None), problems, skip=set()), set())
+
+
+class _Events(logging.Handler):
+    """The batch's timeline; ``on_begin(n)`` is called at the n-th judgement begun (from 1)."""
+
+    def __init__(self, on_begin=None):
+        super().__init__(logging.DEBUG)
+        self.events, self.on_begin, self.begun = [], on_begin, 0
+
+    def emit(self, record):
+        self.events.append((getattr(record, "event", None), getattr(record, "device", None), getattr(record, "key", None)))
+        if record.event == "begin":
+            self.begun += 1
+            if self.on_begin is not None:
+                self.on_begin(self.begun)
+
+    def __enter__(self):
+        log = logging.getLogger("kbench.timeline")
+        self.level = log.level
+        log.setLevel(logging.DEBUG)
+        log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        log = logging.getLogger("kbench.timeline")
+        log.removeHandler(self)
+        log.setLevel(self.level)
+
+
+def _outcomes(rows) -> list[tuple]:
+    return sorted((r["problem"], r["sample"], r["failure"] or "none") for r in rows)
+
+
+def test_two_lane_processes_record_the_verdicts_of_two_lane_threads(fixtures, tmp_path):
+    problems, model = _layout(tmp_path, fixtures, {
+        "1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py", "1_Scale_Add_ReLU__b.py": "bad_candidates/syntax_error.py",
+        "1_Scale_Add_ReLU__c.py": "bad_candidates/segfault.py", "2_Broken_Reference.py": "candidates/scale_add_relu_wrong.py"})
+    opts = JudgeOptions(device="cpu", timing=False)
+    threads = _batch(problems, model, tmp_path / "runs", "threads", ["cpu", "cpu"], False, opts)
+    with _Events() as timeline:
+        processes = _batch(problems, model, tmp_path / "runs", "processes", ["cpu", "cpu"], True, opts)
+    assert _outcomes(processes) == _outcomes(threads)
+    assert sorted(f for _, _, f in _outcomes(processes)) == ["crash", "judge_error", "load_error", "output_mismatch"]
+    assert len(read_records(tmp_path / "runs", "processes")) == 4
+    # the lane processes' timeline came back: each judgement begun, under the batch's name for its device
+    begun = [e for e in timeline.events if e[0] == "begin"]
+    assert len(begun) == 3 and {d for _, d, _ in begun} == {"cpu"}, timeline.events
+    assert not lane_pids()  # none outlives its batch
+
+
+def test_a_dead_lane_process_is_replaced_and_judges_again_what_it_held(fixtures, tmp_path, caplog):
+    problems, model = _layout(tmp_path, fixtures, {
+        "1_Scale_Add_ReLU.py": "bad_candidates/hang.py", "1_Scale_Add_ReLU__b.py": "candidates/scale_add_relu_wrong.py"})
+    problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
+    killed: list[int] = []
+
+    def kill_first(n: int) -> None:  # the lane process, as it begins its first judgement (the hanging candidate)
+        if n == 1:
+            (pid,) = lane_pids()
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+
+    opts = JudgeOptions(device="cpu", timing=False, run_timeout_s=4.0, idle_timeout_s=0)
+    with caplog.at_level(logging.WARNING, logger="kbench"), _Events(kill_first) as timeline:
+        rows = _batch(problems, model, tmp_path / "runs", "dead", ["cpu"], True, opts)
+    assert killed and any("died" in r.getMessage() for r in caplog.records)
+    # the hanging sample, taken by the killed process, was judged again: every sample once, as without the death
+    assert _outcomes(rows) == [("level1/1_Scale_Add_ReLU", 0, "timeout"), ("level1/1_Scale_Add_ReLU", 1, "output_mismatch")]
+    assert len(read_records(tmp_path / "runs", "dead")) == 2
+    assert [e[0] for e in timeline.events].count("begin") == 3
+    if os.path.isdir("/dev/shm"):  # the dead process's job folders are gone
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"kbench-job-{killed[0]}-")]
+
+
+def test_a_sample_two_lane_processes_died_judging_is_a_judge_error(fixtures, tmp_path):
+    problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py"})
+    problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
+
+    def kill(n: int) -> None:  # at its first and second judgement begun: the same sample both times
+        if n <= 2:
+            for pid in lane_pids():
+                os.kill(pid, signal.SIGKILL)
+
+    with _Events(kill):
+        rows = _batch(problems, model, tmp_path / "runs", "twice", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
+    assert len(rows) == 1 and rows[0]["failure"] == "judge_error" and "died twice" in rows[0]["message"], rows
+    assert rows[0]["device"] == "cpu" and not lane_pids()
