@@ -364,7 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel while judging goes on (default: one at a time)")
     p.add_argument("--gpus", default=None, help="all or N: spread the samples over the first N local GPUs, a problem's on one GPU until it is 4 samples ahead of "
-                   "another, an idle GPU taking waiting samples from the busiest, each GPU's workers on cores of their own (default: the one device); "
+                   "another, an idle GPU taking waiting samples from the busiest, each GPU judged by a process of its own (KBENCH_LANE_PROCESSES=0: threads of "
+                   "this one) with its workers on cores of their own (default: the one device); "
                    "with --ray, at most N of the cluster's GPUs (default all)")
     p.add_argument("--overlap", action="store_true",
                    help="start each device's next candidate (its start and correctness calls, never its timed calls) while the judge "
