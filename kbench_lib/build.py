@@ -19,11 +19,7 @@ from pathlib import Path
 import torch
 
 from .candidates import Candidate
-
-
-def cache_root() -> Path:
-    root = os.environ.get("KBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbench")
-    return Path(root)
+from .paths import cache_root
 
 
 def local_arch(device: str) -> str | None:

@@ -17,10 +17,17 @@ of that over one socket, a request and its answer at a time (pickled,
 its lane, whether a build is done and its result, a verdict to record. Its timeline events come
 back to the batch's ``kbench.timeline`` logger, under the GPU's name.
 
+A lane process outlives its batch: it waits, with its CUDA context and fork server, for the next
+batch of this process over its GPU (a notebook judging several models, a benchmark's passes), as
+the fork servers of lane threads do (:mod:`kbench_lib.server_pool`); :func:`start` starts them
+ahead and :func:`close_all` stops them. Its first act, before it imports torch, is to start its
+fork server's zygote: that warm-up (8-10 s on the H100s and H200s) is what its first worker waits
+for, and its own imports and CUDA context come up beside it.
+
 A lane process that dies (a signal, a lost socket) is replaced by a fresh one, which first judges
 again the samples the dead one had taken and not recorded; a sample two processes died judging
 is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judge._job_parent`);
-its fork server and workers die with it. A lane process dies with the thread that started it.
+its fork server and workers die with it. A lane process dies with the batch's process.
 """
 from __future__ import annotations
 
@@ -36,9 +43,12 @@ from collections import deque
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from . import server_pool
-from .build import physical_gpu
-from .runner import _Batch, _judge_error
+
+if TYPE_CHECKING:
+    from .runner import _Batch
 
 DEATHS_IN_A_ROW = 3  # lane processes that died without recording a verdict in between: the lane gives up (the batch stops)
 _LANE_CALLS = frozenset({"upcoming", "wait_for_more", "ended_here", "forget", "done", "abort"})
@@ -57,6 +67,8 @@ def process_device(device: str) -> str:
 def process_env(device: str) -> dict[str, str]:
     """The lane process's environment: this one's, with the package importable and, for a GPU,
     that GPU its only visible one."""
+    from .build import physical_gpu
+
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -66,52 +78,120 @@ def process_env(device: str) -> dict[str, str]:
     return env
 
 
-class LaneHost:
-    """The batch's side of one lane's process: starts it, answers it, replaces it if it dies."""
+class _LaneProc:
+    """One lane process, as the batch's process holds it: started by the process's long-lived
+    spawner thread (it dies with the batch's process, not with a batch's thread)."""
 
-    def __init__(self, batch: _Batch, lane: int, device: str):
+    def __init__(self, device: str, cpus):
+        self.device, self.env = device, process_env(device)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = server_pool.spawn([sys.executable, "-m", "kbench_lib.lane_process", str(theirs.fileno())],
+                                          pass_fds=[theirs.fileno()], env=self.env)
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.conn.send({"parent": os.getpid(), "cuda": device.startswith("cuda"), "cpus": cpus, "named": device})
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def reap(self, timeout: float = 30.0) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def close(self) -> None:
+        """Ends it: it exits when its socket closes (its fork server and zygote with it)."""
+        self.conn.close()
+        self.reap(10.0)
+
+
+_IDLE: list[_LaneProc] = []  # lane processes between batches
+_POOL_LOCK = threading.Lock()
+
+
+def _take(device: str, cpus) -> _LaneProc:
+    """An idle lane process for ``device`` started with this process's environment as it is now,
+    or a new one; the other idle ones of ``device`` end."""
+    env = process_env(device)
+    found, stale = None, []
+    with _POOL_LOCK:
+        for lp in list(_IDLE):
+            if lp.device != device:
+                continue
+            _IDLE.remove(lp)
+            if found is None and lp.env == env and lp.alive():
+                found = lp
+            else:  # dead, or started with another environment (a test's build cache): never used again
+                stale.append(lp)
+    for lp in stale:
+        lp.close()
+    return found if found is not None else _LaneProc(device, cpus)
+
+
+def start(devices: list[str]) -> None:
+    """Starts a lane process for each of ``devices`` that has none waiting (a notebook's setup, or
+    :func:`kbench_lib.runner.start_servers`), so that a batch over them finds its lanes' processes,
+    and their fork servers, already starting."""
+    from .cpu_sets import gpu_cpu_sets
+
+    cpus = gpu_cpu_sets(devices)
+    with _POOL_LOCK:
+        waiting = {lp.device for lp in _IDLE if lp.alive() and lp.env == process_env(lp.device)}
+    started = [_LaneProc(d, cpus.get(d)) for d in devices if d not in waiting]
+    with _POOL_LOCK:
+        _IDLE.extend(started)
+
+
+def close_all() -> None:
+    """Ends every lane process waiting for a batch."""
+    with _POOL_LOCK:
+        procs = list(_IDLE)
+        _IDLE.clear()
+    for lp in procs:
+        lp.close()
+
+
+class LaneHost:
+    """The batch's side of one lane's process: gives it the batch, answers it, replaces it if it dies."""
+
+    def __init__(self, batch: "_Batch", lane: int, device: str):
         self.batch, self.lane, self.device = batch, lane, device
         self.taken: dict[int, list] = {}  # token -> [arrival, deaths]: given to a lane process and not recorded
         self.redo: deque[int] = deque()  # tokens to give the next process first (its predecessor died judging them)
         self.undone = 0  # recorded, and the process has not yet said it is done with them
         self.tokens = 0
-        self.pids: list[int] = []  # every process started for this lane, in order
 
     def config(self) -> dict:
         b = self.batch
-        return {"lane": self.lane, "device": process_device(self.device), "named": self.device, "lanes": b.lane_count,
-                "cpus": b.cpus.get(self.device), "opts": b.opts, "run_id": b.run_id, "model": b.model, "strategy": b.strategy,
-                "overlap": b.overlap, "timeline": logging.getLogger(_TIMELINE).isEnabledFor(logging.DEBUG), "parent": os.getpid()}
+        return {"lane": self.lane, "device": process_device(self.device), "lanes": b.lane_count, "cpus": b.cpus.get(self.device),
+                "opts": b.opts, "run_id": b.run_id, "model": b.model, "strategy": b.strategy, "overlap": b.overlap,
+                "timeline": logging.getLogger(_TIMELINE).isEnabledFor(logging.DEBUG)}
 
     def run(self) -> None:
         deaths = 0
         while True:
-            proc, conn = self._start()
+            lp = _take(self.device, self.batch.cpus.get(self.device))
             recorded_before = self.tokens - len(self.taken)
             try:
-                ended = self._serve(conn)
-            finally:
-                conn.close()
+                lp.conn.send(("batch", self.config()))
+                ended = self._serve(lp.conn)
+            except BaseException:
+                lp.close()
+                raise
             if ended:
-                _reap(proc)
+                with _POOL_LOCK:
+                    _IDLE.append(lp)  # it waits for the next batch
                 return
-            code = _reap(proc)
+            lp.conn.close()
+            code = lp.reap()
             deaths = 0 if self.tokens - len(self.taken) > recorded_before else deaths + 1
             self._after_death(code)
             if deaths >= DEATHS_IN_A_ROW:
                 raise LaneProcessError(f"the judging process of {self.device} died {deaths} times in a row (last exit status {code})")
-
-    def _start(self) -> tuple[subprocess.Popen, Connection]:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "kbench_lib.lane_process", str(theirs.fileno())],
-                                    pass_fds=[theirs.fileno()], env=process_env(self.device))
-        finally:
-            theirs.close()
-        self.pids.append(proc.pid)
-        conn = Connection(ours.detach())
-        conn.send(self.config())
-        return proc, conn
 
     def _serve(self, conn: Connection) -> bool:
         """Answers the process until it is done (True) or gone (False); raises what it failed with."""
@@ -185,6 +265,7 @@ class LaneHost:
         """What a dead process held: samples judged again by the next one (a second death: a
         judge_error), its recorded samples' load given back, its job folders removed."""
         from .judge import _job_parent
+        from .runner import _judge_error
 
         b = self.batch
         for _ in range(max(0, self.undone)):
@@ -223,14 +304,6 @@ def lane_pids() -> list[int]:
             except OSError:
                 continue
     return pids
-
-
-def _reap(proc: subprocess.Popen, timeout: float = 30.0) -> int:
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.wait()
 
 
 def _picklable(e: BaseException) -> BaseException:
@@ -312,21 +385,26 @@ class _RemoteBuilds:
         return _RemoteBuild(self.link, sha)  # done at once, with no result, where the batch started no build
 
 
-class _LaneBatch(_Batch):
-    """The batch as one lane's process holds it: its own device, the rest asked of the batch."""
+def _judge_batch(link: _Link, config: dict) -> None:
+    """One batch's lane, judged here: the lane loop of ``_Batch.work`` on this process's device,
+    with the batch's lanes, builds and records asked of the batch's process."""
+    from .runner import _Batch
 
-    def __init__(self, link: _Link, config: dict):
-        device = config["device"]
-        super().__init__(None, config["run_id"], config["model"], config["strategy"], config["opts"], [device], 0, False,
-                         config["overlap"], lane_processes=False)
-        self.link, self.named = link, config["named"]
-        self.lane_count = config["lanes"]
-        self.lanes = _RemoteLanes(link)
-        self.builds = _RemoteBuilds(link)
-        self.cpus = {device: tuple(config["cpus"])} if config["cpus"] else {}
+    class _LaneBatch(_Batch):
+        def record_arrival(self, a, v) -> None:
+            self.link.call("record", self.lanes.tokens.pop(id(a)), v)
 
-    def record_arrival(self, a, v) -> None:
-        self.link.call("record", self.lanes.tokens.pop(id(a)), v)
+    device = config["device"]
+    batch = _LaneBatch(None, config["run_id"], config["model"], config["strategy"], config["opts"], [device], 0, False,
+                       config["overlap"], lane_processes=False)
+    batch.link, batch.lane_count = link, config["lanes"]
+    batch.lanes, batch.builds = _RemoteLanes(link), _RemoteBuilds(link)
+    batch.cpus = {device: tuple(config["cpus"])} if config["cpus"] else {}
+    batch.work(config["lane"], device)
+    if batch.failed is not None:
+        link.tell("failed", "".join(traceback.format_exception(batch.failed))[-6000:])
+    else:
+        link.tell("done")
 
 
 class _ForwardMarks(logging.Handler):
@@ -347,27 +425,27 @@ class _ForwardMarks(logging.Handler):
 
 
 def main(argv: list[str]) -> None:
+    """A lane process: started with torch not yet imported, it starts its fork server's zygote
+    first, then judges one batch's lane after another until its socket closes."""
     faulthandler.enable()  # a fault prints every thread's stack (to the batch's stderr)
     conn = Connection(int(argv[0]))
-    config = conn.recv()
+    hello = conn.recv()
     from .sandbox import die_with_parent
 
-    die_with_parent(config["parent"])
+    die_with_parent(hello["parent"])
+    server_pool.pin_thread(hello["cpus"])
+    server_pool.prestart(hello["cuda"])  # the zygote's warm-up is the longest wait: it goes first
     link = _Link(conn)
-    device = config["device"]
-    server_pool.pin_thread(config["cpus"])
-    server_pool.prestart(device.startswith("cuda"))  # its server starts while the rest of the judge loads
-    if config["timeline"]:
-        log = logging.getLogger(_TIMELINE)
-        log.setLevel(logging.DEBUG)
-        log.addHandler(_ForwardMarks(link, config["named"]))
-    batch = _LaneBatch(link, config)
+    log = logging.getLogger(_TIMELINE)
+    log.addHandler(_ForwardMarks(link, hello["named"]))
     try:
-        batch.work(config["lane"], device)
-        if batch.failed is not None:
-            link.tell("failed", "".join(traceback.format_exception(batch.failed))[-6000:])
-        else:
-            link.tell("done")
+        while True:
+            try:
+                _, config = conn.recv()
+            except (EOFError, OSError):
+                return
+            log.setLevel(logging.DEBUG if config["timeline"] else logging.NOTSET)
+            _judge_batch(link, config)
     finally:
         server_pool.close_all()
 

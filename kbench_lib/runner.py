@@ -87,7 +87,15 @@ def start_servers(devices: list[str], wait: bool = True) -> None:
     device, each on the cores that batch gives its device: :mod:`kbench_lib.cpu_sets`), so that its
     first workers do not wait for them (8-12 s on the H200s, ``benchmarks/server_start.py``): a
     notebook's setup, or anything a batch waits for anyway. The batch's judging threads take them;
-    a later batch of the same process over the same devices takes them too (``server_pool``)."""
+    a later batch of the same process over the same devices takes them too (``server_pool``).
+    Where such a batch judges each device in a process of its own (:func:`lane_processes_by_default`),
+    those processes are started instead, each starting its server (:func:`kbench_lib.lane_process.start`;
+    ``wait`` does not wait for them)."""
+    if lane_processes_by_default(devices):
+        from .lane_process import start
+
+        start(devices)
+        return
     pins = cpu_sets.gpu_cpu_sets(devices)
     futures = [server_pool.start_unowned(d.startswith("cuda"), pins.get(d)) for d in devices]
     if wait:

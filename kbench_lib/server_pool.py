@@ -91,6 +91,13 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
+def spawn(*args, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen(*args, **kwargs)`` from the spawner thread, with every core of the process:
+    the child lives as long as this process (a zygote, a batch's lane process), not as long as the
+    thread that asked for it."""
+    return _SPAWNER.popen(*args, **kwargs)
+
+
 _PINNED = threading.local()
 
 
@@ -114,8 +121,8 @@ def server_env(cuda: bool, cpus=_THREADS) -> dict[str, str]:
     """The server's environment: what the modules it imports may read at import, with the values
     every worker gets (build.build_env), and the cores it is kept on (``cpus``; by default those
     the calling thread is pinned to)."""
-    from .build import cache_root
     from .cpu_sets import ENV, format_cpulist
+    from .paths import cache_root
     from .sandbox import scrubbed_env
 
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

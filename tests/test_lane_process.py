@@ -4,11 +4,13 @@ process that dies is replaced without losing or doubling a record (on the CPU, s
 import logging
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from kbench_lib import runner
+from kbench_lib import lane_process, runner
 from kbench_lib.judge import JudgeOptions
 from kbench_lib.lane_process import lane_pids
 from kbench_lib.models import get_model, iter_arrivals
@@ -16,6 +18,13 @@ from kbench_lib.problems import discover
 from kbench_lib.records import RecordWriter, read_records
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _no_lane_processes_left():
+    yield
+    lane_process.close_all()
+    assert not lane_pids()
 
 
 def _layout(tmp_path: Path, fixtures: Path, cands: dict[str, str]) -> tuple[list, str]:
@@ -81,7 +90,11 @@ def test_two_lane_processes_record_the_verdicts_of_two_lane_threads(fixtures, tm
     # the lane processes' timeline came back: each judgement begun, under the batch's name for its device
     begun = [e for e in timeline.events if e[0] == "begin"]
     assert len(begun) == 3 and {d for _, d, _ in begun} == {"cpu"}, timeline.events
-    assert not lane_pids()  # none outlives its batch
+    # the two lane processes wait for the next batch, which they judge
+    waiting = sorted(lane_pids())
+    assert len(waiting) == 2
+    again = _batch(problems, model, tmp_path / "runs", "again", ["cpu", "cpu"], True, opts)
+    assert _outcomes(again) == _outcomes(threads) and sorted(lane_pids()) == waiting
 
 
 def test_a_dead_lane_process_is_replaced_and_judges_again_what_it_held(fixtures, tmp_path, caplog):
@@ -120,4 +133,12 @@ def test_a_sample_two_lane_processes_died_judging_is_a_judge_error(fixtures, tmp
     with _Events(kill):
         rows = _batch(problems, model, tmp_path / "runs", "twice", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
     assert len(rows) == 1 and rows[0]["failure"] == "judge_error" and "died twice" in rows[0]["message"], rows
-    assert rows[0]["device"] == "cpu" and not lane_pids()
+    assert rows[0]["device"] == "cpu"
+
+
+def test_a_lane_process_starts_its_zygote_before_it_imports_torch():
+    """What the lane process does before its zygote starts (its fork server's environment, the
+    zygote's launch) imports no torch: the zygote's warm-up is the longest wait of a lane's start."""
+    code = ("import sys\nfrom kbench_lib import lane_process, server_pool, sandbox, forkserver\n"
+            "server_pool.server_env(True)\nassert 'torch' not in sys.modules, 'torch imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)
