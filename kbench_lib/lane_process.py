@@ -122,11 +122,12 @@ def _take(device: str, cpus) -> _LaneProc:
         for lp in list(_IDLE):
             if lp.device != device:
                 continue
-            _IDLE.remove(lp)
-            if found is None and lp.env == env and lp.alive():
-                found = lp
-            else:  # dead, or started with another environment (a test's build cache): never used again
+            if lp.env != env or not lp.alive():  # dead, or started with another environment (a test's build cache)
+                _IDLE.remove(lp)
                 stale.append(lp)
+            elif found is None:
+                _IDLE.remove(lp)
+                found = lp
     for lp in stale:
         lp.close()
     return found if found is not None else _LaneProc(device, cpus)
