@@ -36,7 +36,7 @@
 #
 # BACKENDS (e.g. "cuda triton torch") keeps only those candidates in `full`, `measure` and `scaling`: on a GPU
 # the CPU suite's C++ kernels crash at their first call, quickly, and weigh the batch's rate up.
-# SERVERS=ready starts each pass's fork servers before its clock (as a session's later batch finds them; default cold).
+# SERVERS=ready starts each pass's fork servers (on several GPUs: its lane processes, warmed up) before its clock (as a session's later batch finds them; default cold).
 # STEP_S (default 540) bounds a step; IDLE (default "10 0") the throughput step's idle limits, a pass each; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
 set -uo pipefail

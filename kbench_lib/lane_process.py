@@ -133,16 +133,28 @@ def _take(device: str, cpus) -> _LaneProc:
     return found if found is not None else _LaneProc(device, cpus)
 
 
-def start(devices: list[str]) -> None:
+def start(devices: list[str], wait: bool = True) -> None:
     """Starts a lane process for each of ``devices`` that has none waiting (a notebook's setup, or
-    :func:`kbench_lib.runner.start_servers`), so that a batch over them finds its lanes' processes,
-    and their fork servers, already starting."""
+    :func:`kbench_lib.runner.start_servers`), so that a batch over them finds its lanes' processes
+    ready. ``wait``: until each has its fork server, its CUDA context, cuBLAS and the profiler
+    loaded (as a lane process that has judged a batch has); otherwise they are left starting."""
     from .cpu_sets import gpu_cpu_sets
 
     cpus = gpu_cpu_sets(devices)
     with _POOL_LOCK:
         waiting = {lp.device for lp in _IDLE if lp.alive() and lp.env == process_env(lp.device)}
     started = [_LaneProc(d, cpus.get(d)) for d in devices if d not in waiting]
+    try:
+        if wait:
+            for lp in started:
+                lp.conn.send(("warm", None))
+            for lp in started:
+                if lp.conn.recv() != ("warmed",):
+                    raise LaneProcessError(f"the judging process of {lp.device} did not warm up")
+    except BaseException:
+        for lp in started:
+            lp.close()
+        raise
     with _POOL_LOCK:
         _IDLE.extend(started)
 
@@ -255,9 +267,14 @@ class LaneHost:
         if self.redo:
             token = self.redo.popleft()
             return token, self.taken[token][0]
-        a = self.batch.lanes.get(self.lane, wait)
-        if a is None:
-            return None
+        while True:
+            a = self.batch.lanes.get(self.lane, wait)
+            if a is None:
+                return None
+            why = _unpicklable(a)
+            if why is None:
+                break
+            self._record_error(a, f"the sample could not be sent to the judging process of {self.device}: {why}")
         token, self.tokens = self.tokens, self.tokens + 1
         self.taken[token] = [a, 0]
         return token, a
@@ -266,7 +283,6 @@ class LaneHost:
         """What a dead process held: samples judged again by the next one (a second death: a
         judge_error), its recorded samples' load given back, its job folders removed."""
         from .judge import _job_parent
-        from .runner import _judge_error
 
         b = self.batch
         for _ in range(max(0, self.undone)):
@@ -276,18 +292,26 @@ class LaneHost:
         why = f"exit status {code}" if code is None or code >= 0 else f"signal {-code}"
         for token, held in sorted(self.taken.items()):
             held[1] += 1
-            a = held[0]
-            if held[1] < 2 or a.sample is None or a.sample.candidate is None:
+            if held[1] < 2:
                 self.redo.append(token)
                 continue
             del self.taken[token]
-            v = _judge_error(a.problem, a.sample.candidate, self.device, b.opts,
-                             f"the judge's process for {self.device} died twice while judging this candidate ({why})")
-            b.record_arrival(a, v)
-            b.lanes.done(self.lane)
+            self._record_error(held[0], f"the judge's process for {self.device} died twice while judging this sample ({why})")
         logging.getLogger("kbench").warning("the judging process of %s died (%s); a new one takes its %d samples", self.device, why,
                                             len(self.redo))
         _job_parent()  # job folders of dead judges are removed
+
+    def _record_error(self, a, message: str) -> None:
+        """Records ``a`` as a ``judge_error`` (it was taken from the lanes and is done with)."""
+        from .runner import _error_verdict, _judge_error
+
+        b = self.batch
+        if a.sample is not None and a.sample.candidate is not None:
+            v = _judge_error(a.problem, a.sample.candidate, self.device, b.opts, message)
+        else:
+            v = _error_verdict(a.problem, "unknown", self.device, b.opts, "judge_error", message)
+        b.record_arrival(a, v)
+        b.lanes.done(self.lane)
 
 
 def lane_pids() -> list[int]:
@@ -305,6 +329,17 @@ def lane_pids() -> list[int]:
             except OSError:
                 continue
     return pids
+
+
+def _unpicklable(obj) -> str | None:
+    """Why ``obj`` cannot be sent to a lane process (None: it can)."""
+    import pickle
+
+    try:
+        pickle.dumps(obj)
+        return None
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {e}"[:500]
 
 
 def _picklable(e: BaseException) -> BaseException:
@@ -442,13 +477,37 @@ def main(argv: list[str]) -> None:
     try:
         while True:
             try:
-                _, config = conn.recv()
+                kind, config = conn.recv()
             except (EOFError, OSError):
                 return
+            if kind == "warm":
+                _warm(hello["cuda"])
+                link.tell("warmed")
+                continue
             log.setLevel(logging.DEBUG if config["timeline"] else logging.NOTSET)
             _judge_batch(link, config)
     finally:
         server_pool.close_all()
+
+
+def _warm(cuda: bool) -> None:
+    """What a lane process loads before its first judgement: its fork server and, on a GPU, the CUDA
+    context, cuBLAS and a profiler session (on the profiler thread, where the judge's sessions run)."""
+    server_pool.server(cuda)
+    if not cuda:
+        return
+    import torch
+
+    from .profiling import on_session_thread
+
+    torch.cuda.set_device(0)
+    x = torch.randn(256, 256, device="cuda")
+
+    def session() -> None:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]):
+            float((x @ x).sum())
+
+    on_session_thread(session)
 
 
 if __name__ == "__main__":

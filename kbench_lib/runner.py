@@ -89,12 +89,11 @@ def start_servers(devices: list[str], wait: bool = True) -> None:
     notebook's setup, or anything a batch waits for anyway. The batch's judging threads take them;
     a later batch of the same process over the same devices takes them too (``server_pool``).
     Where such a batch judges each device in a process of its own (:func:`lane_processes_by_default`),
-    those processes are started instead, each starting its server (:func:`kbench_lib.lane_process.start`;
-    ``wait`` does not wait for them)."""
+    those processes are started instead, each with its server (:func:`kbench_lib.lane_process.start`)."""
     if lane_processes_by_default(devices):
         from .lane_process import start
 
-        start(devices)
+        start(devices, wait)
         return
     pins = cpu_sets.gpu_cpu_sets(devices)
     futures = [server_pool.start_unowned(d.startswith("cuda"), pins.get(d)) for d in devices]

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,34 @@ def test_a_lane_process_starts_its_zygote_before_it_imports_torch():
     code = ("import sys\nfrom kbench_lib import lane_process, server_pool, sandbox, forkserver\n"
             "server_pool.server_env(True)\nassert 'torch' not in sys.modules, 'torch imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_a_sample_that_cannot_reach_a_lane_process_is_a_judge_error_and_the_rest_goes_on(fixtures, tmp_path):
+    from kbench_lib.models import Arrival
+
+    problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py",
+                                                   "1_Scale_Add_ReLU__b.py": "candidates/scale_add_relu_wrong.py"})
+    problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
+    arrivals = list(iter_arrivals(get_model(model, None, None), problems, skip=set()))
+    first = arrivals[0]
+    odd = replace(first.sample, meta={"callback": lambda: None})  # a model's metadata that pickle cannot carry
+    arrivals[0] = Arrival(first.problem, odd, first.error, first.last)
+    opts = JudgeOptions(device="cpu", timing=False)
+    batch = runner._Batch(RecordWriter(tmp_path / "runs", "odd"), "odd", model, "single", opts, ["cpu"], 0, False, lane_processes=True)
+    rows = batch.run(iter(arrivals), set())
+    got = {r["sample"]: r for r in rows}
+    assert got[0]["failure"] == "judge_error" and "could not be sent" in got[0]["message"], got[0]
+    assert got[1]["failure"] == "output_mismatch"
+
+
+def test_lane_processes_started_ahead_are_the_ones_a_batch_takes(fixtures, tmp_path):
+    problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py"})
+    problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
+    lane_process.start(["cpu"], wait=True)  # its fork server up before the batch
+    (ready,) = lane_pids()
+    with _Events() as timeline:
+        rows = _batch(problems, model, tmp_path / "runs", "ahead", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
+    assert _outcomes(rows) == [("level1/1_Scale_Add_ReLU", 0, "output_mismatch")] and lane_pids() == [ready]
+    # its server was there at the lane's first look, right after it prepared the problem (a cold lane
+    # process prepares what it can, then begins its first judgement before its server is seen)
+    assert [e[0] for e in timeline.events][:3] == ["prepared", "server_seen", "begin"], timeline.events
