@@ -42,7 +42,6 @@ import traceback
 from collections import deque
 from multiprocessing.connection import Connection
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from . import server_pool
@@ -190,8 +189,7 @@ class LaneHost:
             lp = _take(self.device, self.batch.cpus.get(self.device))
             recorded_before = self.tokens - len(self.taken)
             try:
-                lp.conn.send(("batch", self.config()))
-                ended = self._serve(lp.conn)
+                ended = self._judge_on(lp)
             except BaseException:
                 lp.close()
                 raise
@@ -205,6 +203,14 @@ class LaneHost:
             self._after_death(code)
             if deaths >= DEATHS_IN_A_ROW:
                 raise LaneProcessError(f"the judging process of {self.device} died {deaths} times in a row (last exit status {code})")
+
+    def _judge_on(self, lp: _LaneProc) -> bool:
+        """This batch's lane judged by ``lp``: True once it is done, False if it died."""
+        try:
+            lp.conn.send(("batch", self.config()))
+        except OSError:  # it died while it waited for a batch
+            return False
+        return self._serve(lp.conn)
 
     def _serve(self, conn: Connection) -> bool:
         """Answers the process until it is done (True) or gone (False); raises what it failed with."""

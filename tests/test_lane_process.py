@@ -174,3 +174,14 @@ def test_lane_processes_started_ahead_are_the_ones_a_batch_takes(fixtures, tmp_p
     # its server was there at the lane's first look, right after it prepared the problem (a cold lane
     # process prepares what it can, then begins its first judgement before its server is seen)
     assert [e[0] for e in timeline.events][:3] == ["prepared", "server_seen", "begin"], timeline.events
+
+
+def test_a_waiting_lane_process_that_died_is_not_given_the_batch(fixtures, tmp_path):
+    problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py"})
+    problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
+    lane_process.start(["cpu"], wait=False)
+    (dead,) = lane_pids()
+    os.kill(dead, signal.SIGKILL)
+    rows = _batch(problems, model, tmp_path / "runs", "after", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
+    assert _outcomes(rows) == [("level1/1_Scale_Add_ReLU", 0, "output_mismatch")]
+    assert dead not in lane_pids() and len(lane_pids()) == 1
