@@ -59,11 +59,14 @@ def _command(problems: Path, cands: Path, runs: Path, run_timeout: float) -> lis
             "--idle-timeout", "0", "--quiet"]  # the hanging candidate must still be running when the judge is killed
 
 
-def test_a_killed_batch_loses_no_record_and_leaves_nothing_behind(fixtures, tmp_path):
+@pytest.mark.parametrize("lanes", ["thread", "process"])
+def test_a_killed_batch_loses_no_record_and_leaves_nothing_behind(fixtures, tmp_path, lanes):
+    """``lanes``: the batch's lane judged in the batch's process, or in a lane process of its own
+    (kbench_lib.lane_process, as each GPU's of a batch over several GPUs), which must die with it."""
     problems, cands = _layout(tmp_path, fixtures)
     runs, private_tmp = tmp_path / "runs", tmp_path / "tmp"
     private_tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO), "KBENCH_LANE_PROCESSES": "1" if lanes == "process" else "0"}
     judge = subprocess.Popen(_command(problems, cands, runs, 120), env=env, cwd=REPO, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
@@ -98,5 +101,5 @@ def test_a_killed_batch_loses_no_record_and_leaves_nothing_behind(fixtures, tmp_
     assert len(df) == 4 and df["sample"].is_unique if "sample" in df else len(df) == 4
     assert sorted(df["failure"].fillna("none")) == sorted(["output_mismatch", "runtime_error", "timeout", "shape_mismatch"])
     assert not [n for n in os.listdir(private_tmp) if n.startswith("kbench-")]
-    if os.path.isdir("/dev/shm"):
-        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"kbench-job-{judge.pid}-")]
+    if os.path.isdir("/dev/shm"):  # job folders carry the pid of the judging process (the batch's, or its lane process's)
+        assert not [n for n in os.listdir("/dev/shm") for pid in {judge.pid, *seen} if n.startswith(f"kbench-job-{pid}-")]
