@@ -143,7 +143,7 @@ def run_batch(
 
     The reference side of each problem (seeds, expected outputs, eager baseline) is prepared once
     and shared by its candidates. With ``gpus``, samples are spread over that many local GPUs, one
-    judging thread each: a problem's samples go to one GPU until it is ``lanes.SPLIT_AFTER`` ahead of
+    judging lane each (a process of its own per GPU: ``lane_processes``): a problem's samples go to one GPU until it is ``lanes.SPLIT_AFTER`` ahead of
     the least loaded, then on to that one, which prepares the problem too, and a GPU that runs dry
     takes waiting samples from the longest queue (:mod:`kbench_lib.lanes`); every verdict is the
     same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
@@ -236,8 +236,9 @@ def judged_columns(problem: Problem, sample) -> dict:
 
 class _Batch:
     """One local batch: samples arrive (lazily, as the model produces them), their builds start at
-    once, and one judging thread per device judges them as they come (:class:`.lanes.JudgeLanes`);
-    each verdict is appended to the records as soon as it exists."""
+    once, and one judging thread per device judges them as they come (:class:`.lanes.JudgeLanes`),
+    itself or, with ``lane_processes``, through a process of its own that sees only that device
+    (:mod:`kbench_lib.lane_process`); each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
                  prebuild_jobs: int, progress: bool, overlap: bool = False, lane_processes: bool | None = None):
