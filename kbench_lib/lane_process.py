@@ -67,10 +67,9 @@ def process_env(device: str) -> dict[str, str]:
     """The lane process's environment: this one's, with the package importable and, for a GPU,
     that GPU its only visible one."""
     from .build import physical_gpu
+    from .paths import with_package_importable
 
-    env = dict(os.environ)
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    env = with_package_importable(dict(os.environ))
     if device.startswith("cuda"):
         _, _, index = device.partition(":")
         env["CUDA_VISIBLE_DEVICES"] = physical_gpu(int(index or 0))
@@ -95,6 +94,11 @@ class _LaneProc:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def usable(self) -> bool:
+        """Alive, and started with this process's environment as it is now (a test may have
+        changed the build cache since)."""
+        return self.alive() and self.env == process_env(self.device)
+
     def reap(self, timeout: float = 30.0) -> int:
         try:
             return self.proc.wait(timeout)
@@ -113,15 +117,14 @@ _POOL_LOCK = threading.Lock()
 
 
 def _take(device: str, cpus) -> _LaneProc:
-    """An idle lane process for ``device`` started with this process's environment as it is now,
-    or a new one; the other idle ones of ``device`` end."""
-    env = process_env(device)
+    """An idle, usable lane process for ``device``, or a new one; idle ones of ``device`` that are
+    not usable end."""
     found, stale = None, []
     with _POOL_LOCK:
         for lp in list(_IDLE):
             if lp.device != device:
                 continue
-            if lp.env != env or not lp.alive():  # dead, or started with another environment (a test's build cache)
+            if not lp.usable():
                 _IDLE.remove(lp)
                 stale.append(lp)
             elif found is None:
@@ -141,7 +144,7 @@ def start(devices: list[str], wait: bool = True) -> None:
 
     cpus = gpu_cpu_sets(devices)
     with _POOL_LOCK:
-        waiting = {lp.device for lp in _IDLE if lp.alive() and lp.env == process_env(lp.device)}
+        waiting = {lp.device for lp in _IDLE if lp.usable()}
     started = [_LaneProc(d, cpus.get(d)) for d in devices if d not in waiting]
     try:
         if wait:

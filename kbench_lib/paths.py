@@ -1,5 +1,5 @@
-"""Where kbench keeps what it builds and caches (no torch here: a lane process computes its fork
-server's environment, and starts its zygote, before it imports torch)."""
+"""Where kbench keeps what it builds and caches, and where its package is (no torch here: a lane
+process computes its fork server's environment, and starts its zygote, before it imports torch)."""
 from __future__ import annotations
 
 import os
@@ -11,4 +11,12 @@ def cache_root() -> Path:
     return Path(root)
 
 
-__all__ = ["cache_root"]
+def with_package_importable(env: dict[str, str]) -> dict[str, str]:
+    """``env`` (changed in place, and returned) with this package's root first on ``PYTHONPATH``: a
+    process started with it imports this ``kbench_lib`` whatever its cwd and however it was installed."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+__all__ = ["cache_root", "with_package_importable"]

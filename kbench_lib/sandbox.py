@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 from .idle import IdleWatch
+from .paths import with_package_importable
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
 ALLOWED_PREFIXES = ("CUDA_", "NVIDIA_", "LC_", "NCCL_", "TORCH_CUDA_ARCH", "OMP_", "MKL_", "TRITON_")
@@ -309,9 +310,7 @@ def start_isolated(
     named.update({name: os.dup(fd) for name, fd in (fds or {}).items()})
     env = scrubbed_env({"HOME": tmp, "TMPDIR": tmp, "KBENCH_MSG_FD": str(write_fd), **(env_extra or {})})
     env.update({name: str(fd) for name, fd in named.items()})
-    # the worker must import this package whatever the cwd and however it was installed
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    with_package_importable(env)  # the worker imports this package
     rw = [os.path.realpath(workdir)]
     for d in writable:
         os.makedirs(d, exist_ok=True)

@@ -122,12 +122,10 @@ def server_env(cuda: bool, cpus=_THREADS) -> dict[str, str]:
     every worker gets (build.build_env), and the cores it is kept on (``cpus``; by default those
     the calling thread is pinned to)."""
     from .cpu_sets import ENV, format_cpulist
-    from .paths import cache_root
+    from .paths import cache_root, with_package_importable
     from .sandbox import scrubbed_env
 
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": str(cache_root() / "triton")})
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    env = with_package_importable(scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": str(cache_root() / "triton")}))
     if not cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""
         env["TRITON_INTERPRET"] = "1"
