@@ -14,8 +14,11 @@ GPU fed. Without it the end-to-end time of every call included the host's path t
 (10-20 us on the H100 here). No work of the call can run beside the spin, on any stream. How long
 it spins is taken from a ladder (``HEAD_START_LADDER`` times ``HEAD_START_US``) after the warm-up:
 the shortest step at least ``ISSUE_MARGIN`` times the host's issue time (spin launch to the call's
-return; 90th percentile of the settled warm-up calls), and ``FIRST_CALL_STEPS`` steps more for the
-first call on each input set, whose host path follows the set's draw with cold caches. A fixed
+return; 90th percentile of the settled warm-up calls). The first call on each input set, whose host
+path follows the set's draw with cold caches, is issued behind a *gate* instead (``head_start.Gate``):
+the same device-filling kernel, held until the host has issued the whole call (at most
+``head_start.GATE_CAP_US``), so no spin length is guessed for it (``FIRST_CALL_STEPS`` steps longer
+than the others' spin where the driver cannot load a gate). A fixed
 40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
@@ -26,6 +29,8 @@ calls on a set in 270-1,150 us: in 1 of 18 judgements all five first calls were 
 for first calls were tried and not kept: with every first call at 2,560 us, 12 of 60 first calls
 read over 1.5x the median without being late, against 6 of 90 at the spins chosen here; where a
 trace recorded it, such calls had been timed to the device-wide sync (results/README.md, session 17).
+In session 23 the same candidate's five first calls were all late again behind the longer spin
+(0.395 ms against 0.029 ms repeats: a false flag in the GPU tests); hence the gate (session 24).
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
@@ -54,6 +59,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import ctypes
 import gc
 import math
 import statistics
@@ -67,8 +73,9 @@ from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
 from . import profiling as _profiling
-from .head_start import HEAD_START_LADDER, HeadStart, HeadStartError
+from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
+from .head_start import gate_for_device as _gate_for
 
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic
@@ -89,10 +96,14 @@ BOUND = {
     "torch.profiler.profile": (torch.profiler, "profile", _profile),
     "torch.profiler.record_function": (torch.profiler, "record_function", _record_function),
     "HeadStart.__call__": (HeadStart, "__call__", HeadStart.__call__),
+    "HeadStart.release": (HeadStart, "release", HeadStart.release),
+    "Gate.__call__": (Gate, "__call__", Gate.__call__),
+    "Gate.release": (Gate, "release", Gate.release),
     "kbench_lib.profiling.on_device": (_profiling, "on_device", _on_device),
 }
 _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> (head start, its state when built)
 _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise
+_GATES: dict[int, tuple[Gate | None, tuple]] = {}  # device index -> the first calls' gate, likewise
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
 
@@ -112,6 +123,11 @@ def _head_start_state(hs: HeadStart | None) -> tuple:
     return () if hs is None else (hs._launch, hs._func.value, hs.blocks, hs._ns.value, hs.fills_device, hs._args[0])
 
 
+def _gate_state(g: Gate | None) -> tuple:
+    return () if g is None else (g._launch, g._func.value, g.blocks, g._cap.value, g.fills_device, tuple(g._args),
+                                 g._host_dev.value, g._dev.value, ctypes.addressof(g._flag), g.us)
+
+
 def tampered_bindings() -> list[str]:
     """Names of timing functions that no longer are what this module bound at import (and head
     starts whose launch state changed since ``prepare`` built them)."""
@@ -122,6 +138,9 @@ def tampered_bindings() -> list[str]:
     for index, steps in list(_LONGER.items()):
         if any(_head_start_state(hs) != state for hs, state in steps):
             bad.append(f"head start ladder on cuda:{index}")
+    for index, (g, state) in list(_GATES.items()):
+        if _gate_state(g) != state:
+            bad.append(f"first-call gate on cuda:{index}")
     return bad
 
 
@@ -143,7 +162,22 @@ def prepare(device: torch.device) -> HeadStart | None:
             except (HeadStartError, OSError, AttributeError):
                 longer = []
         _LONGER[index] = [(h, _head_start_state(h)) for h in longer]
+        gate = None
+        if hs is not None:
+            try:
+                gate = _gate_for(torch.device("cuda", index))
+                gate = gate if gate.fills_device else None
+            except (HeadStartError, OSError, AttributeError):
+                gate = None
+        _GATES[index] = (gate, _gate_state(gate))
     return _HEAD_STARTS[index][0]
+
+
+def first_call_gate(device: torch.device) -> Gate | None:
+    """The device's gate for first calls (built by ``prepare``); None without one."""
+    prepare(device)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _GATES[index][0]
 
 
 def ladder(device: torch.device) -> list[HeadStart]:
@@ -294,7 +328,7 @@ class GapFloor:
     high_ms: float
 
 
-def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | None = None) -> GapFloor:
+def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | Gate | None = None) -> GapFloor:
     """The gaps between an event recorded at the end of a call and one recorded after a
     device-wide sync, when nothing else is running: the floor that unjoined work is judged over.
     With ``spin``, each event follows that head start, so the host waits as long in the sync as it
@@ -306,7 +340,7 @@ def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | None = N
     return GapFloor(statistics.median(gaps), _q(gaps, UNJOINED_QUANTILE))
 
 
-def _idle_gaps(device: torch.device, trials: int, spin: HeadStart | None) -> list[float]:
+def _idle_gaps(device: torch.device, trials: int, spin: HeadStart | Gate | None) -> list[float]:
     gaps = []
     stream = torch.cuda.current_stream(device).cuda_stream if spin is not None else None
     for _ in range(trials):
@@ -315,6 +349,8 @@ def _idle_gaps(device: torch.device, trials: int, spin: HeadStart | None) -> lis
             _synchronize(device)
             spin(stream)
         _record(a)
+        if spin is not None:
+            spin.release()
         _synchronize(device)
         _record(b)
         _synchronize(device)
@@ -549,6 +585,7 @@ def time_cuda(
     flusher = L2Flusher(device) if flush_l2 else None
     t_flush = _monotonic()
     steps = ladder(device) if head_start else []
+    gate = first_call_gate(device) if steps else None
     t_ladder = _monotonic()
     spins = {"every": steps[0] if steps else None, "first": steps[0] if steps else None}
     floors = {"every": gap_floor(device, spin=spins["every"])}
@@ -574,6 +611,8 @@ def time_cuda(
         out = fn(*args)
         _record(end)
         issued = (_perf_counter_ns() - t_issue) / 1e3
+        if spin is not None:
+            spin.release()
         issue_us.append(issued)
         if spin is not None and issued > spin.us:
             late[0] += 1
@@ -596,6 +635,7 @@ def time_cuda(
         warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
         if steps:
             spins["every"], spins["first"] = choose_spins(steps, issue_us[len(issue_us) // 2:])
+            spins["first"] = gate or spins["first"]
             floors["every"] = gap_floor(device, spin=spins["every"])
             floors["first"] = gap_floor(device, trials=20, spin=spins["first"])
         late[0] = 0

@@ -343,6 +343,77 @@ def test_head_start_takes_the_launch_path_out_of_the_end_to_end_clock():
     assert abs(with_hs.median_ms - with_hs.device_ms) < 0.004, (with_hs.median_ms, with_hs.device_ms, without.median_ms)
 
 
+@pytest.mark.gpu
+def test_first_call_gate_holds_the_device_until_the_host_opens_it_or_its_cap():
+    """Behind the gate, an event recorded after it fires only once the host has opened it, however
+    long the host took (here 3 ms of sleep); never opened, it lets go after its cap; and, like the
+    spin, it keeps a kernel launched on another stream off the device while it holds."""
+    import torch
+
+    from kbench_lib.head_start import Gate, HeadStart
+
+    dev = torch.device("cuda", torch.cuda.current_device())
+    timing.prepare(dev)
+    gate = timing.first_call_gate(dev)
+    assert gate is not None and gate.fills_device
+    stream = torch.cuda.current_stream().cuda_stream
+    for _ in range(3):
+        before, after = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        before.record()
+        gate(stream)
+        after.record()
+        time.sleep(0.003)
+        gate.release()
+        torch.cuda.synchronize()
+        held = before.elapsed_time(after)
+        assert 3.0 <= held < 3.0 + 2.0, held
+    props = torch.cuda.get_device_properties(dev)
+    short = Gate(props.multi_processor_count, props.max_threads_per_multi_processor, cap_us=2000.0)
+    side = torch.cuda.Stream(priority=-1)
+    one_sm = HeadStart(1, props.max_threads_per_multi_processor, us=100.0)
+    one_sm.blocks = 1
+    before, after, side_end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+    torch.cuda.synchronize()
+    before.record()
+    short(stream)  # never opened
+    one_sm(side.cuda_stream)
+    side_end.record(side)
+    after.record()
+    torch.cuda.synchronize()
+    assert 2.0 <= before.elapsed_time(after) < 2.5
+    assert before.elapsed_time(side_end) >= 2.0 + 0.1 - 0.015
+
+
+@pytest.mark.gpu
+def test_a_slow_host_on_first_calls_is_not_read_as_memoisation_but_slow_device_work_is():
+    """A call whose host path is slow only on the first call on each set (as torch.compile's was
+    after a set's draw) has a first round as fast as its repeats behind the gate; one whose device
+    work is slow only on first calls (a memoising kernel) does not."""
+    import torch
+
+    sets = [[torch.randn(1 << 20, device="cuda")] for _ in range(5)]
+    seen_host, seen_device = set(), set()
+
+    def slow_host(a):
+        if a.data_ptr() not in seen_host:
+            seen_host.add(a.data_ptr())
+            time.sleep(0.002)
+        return a * 2.0
+
+    def slow_device(a):
+        if a.data_ptr() not in seen_device:
+            seen_device.add(a.data_ptr())
+            torch.cuda._sleep(2_000_000)  # about a millisecond of device time
+        return a * 2.0
+
+    warm = [[torch.randn(1 << 20, device="cuda")] for _ in range(2)]
+    host = timing.time_cuda(slow_host, sets, warmup_sets=warm, min_trials=100, max_trials=200, budget_s=2, device_clock=False)
+    device = timing.time_cuda(slow_device, sets, warmup_sets=warm, min_trials=100, max_trials=200, budget_s=2, device_clock=False)
+    assert host.first_round_late == 0 and host.first_round_ms < 1.5 * host.median_ms + 0.005, host
+    assert device.first_round_ms > 0.5 and device.first_round_ms > 10 * device.median_ms, device
+
+
 def test_timed_output_samples_are_copies_that_stay_on_their_device():
     """Samples of timed outputs are cloned where the output lives (no host round trip between timed
     calls, so the GPU never idles and slows the next call), and later changes to the output do not
