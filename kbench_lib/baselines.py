@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import re
 import sys
 import time
 from pathlib import Path
 
 import torch
 
+from .baselines_store import file_name
 from .problems import Problem, load_problem
 from .provenance import device_slug, environment, resolve_device
 from .reference import build_reference, make_inputs, set_flags
@@ -45,8 +45,7 @@ N_INPUT_SETS = 3
 
 
 def _file_for(root: Path, problem: Problem, mode: str, precision: str, small: bool) -> Path:
-    key = re.sub(r"[^A-Za-z0-9_.-]+", "__", problem.key)
-    return root / f"{mode}-{precision}{'-small' if small else ''}-{key}.parquet"
+    return root / file_name(problem.key, mode, precision, small)
 
 
 def _graphed(model, sets: list):

@@ -1,3 +1,5 @@
+import os
+
 import pandas as pd
 import pytest
 
@@ -105,3 +107,27 @@ def test_the_measuring_child_is_told_the_code_version(tmp_path, monkeypatch):
     finally:
         provenance.git_sha.cache_clear()
     assert env["KBENCH_GIT_SHA"] == "abc1234" and "TORCHINDUCTOR_CACHE_DIR" in env
+
+
+def test_a_lookup_reads_only_its_own_file_and_a_file_written_again(tmp_path, monkeypatch):
+    """The judge's lookup opens the one file its row is written to (reading every file of the
+    H100's 798 took seconds in every judging process): another file that cannot even be read does
+    not matter, a problem with no file has no stored time, and a file written again is read again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(baselines_store, "device_slug", lambda device: "some-gpu")
+    folder = tmp_path / "some-gpu"
+    folder.mkdir()
+    (folder / "compile-fp32-level1__2_Other.parquet").write_bytes(b"not parquet")
+    path = folder / baselines_store.file_name("level1/1_Mine", "compile", "fp32")
+    assert path.name == "compile-fp32-level1__1_Mine.parquet"
+    pq.write_table(pa.Table.from_pylist([{"problem": "level1/1_Mine", "mode": "compile", "precision": "fp32", "small": False,
+                                          "runtime_ms": 1.5}]), path)
+    assert baselines_store.lookup("level1/1_Mine", "compile", "cuda", root=tmp_path) == 1.5
+    assert baselines_store.lookup("level1/3_Absent", "compile", "cuda", root=tmp_path) is None
+    assert baselines_store.lookup("level1/1_Mine", "eager", "cuda", root=tmp_path) is None
+    pq.write_table(pa.Table.from_pylist([{"problem": "level1/1_Mine", "mode": "compile", "precision": "fp32", "small": False,
+                                          "runtime_ms": 2.5}]), path)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert baselines_store.lookup("level1/1_Mine", "compile", "cuda", root=tmp_path) == 2.5
