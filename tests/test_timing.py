@@ -411,7 +411,7 @@ def test_a_slow_host_on_first_calls_is_not_read_as_memoisation_but_slow_device_w
     def slow_host(a):
         if a.data_ptr() not in seen_host:
             seen_host.add(a.data_ptr())
-            time.sleep(0.002)
+            time.sleep(0.001)  # longer than any spin (640 us), shorter than the gate's 2 ms cap
         return a * 2.0
 
     def slow_device(a):
