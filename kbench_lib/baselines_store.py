@@ -16,13 +16,13 @@ from pathlib import Path
 
 from .provenance import device_slug
 
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "results" / "baselines"
+
 
 def file_name(problem_key: str, mode: str, precision: str, small: bool = False) -> str:
     """The file that holds the row of one (problem, mode, precision, size)."""
     key = re.sub(r"[^A-Za-z0-9_.-]+", "__", problem_key)
     return f"{mode}-{precision}{'-small' if small else ''}-{key}.parquet"
-
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "results" / "baselines"
 
 
 @functools.lru_cache(maxsize=8)
