@@ -38,6 +38,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections import deque
 from multiprocessing.connection import Connection
@@ -331,13 +332,25 @@ def lane_pids() -> list[int]:
             kids = children.read_text().split()
         except OSError:
             continue
-        for k in kids:
-            try:
-                if b"kbench_lib.lane_process" in Path(f"/proc/{k}/cmdline").read_bytes():
-                    pids.append(int(k))
-            except OSError:
-                continue
+        pids.extend(int(k) for k in kids if _is_lane_process(k))
     return pids
+
+
+def _is_lane_process(pid: str, tries: int = 500) -> bool:
+    """Whether child ``pid`` runs this module. A child just past exec shows an empty command line for
+    a moment (the kernel lets the parent go on before it sets the new program's arguments; on a busy
+    2-core machine 2 children in 300 were read in that moment), so an empty one is read again until
+    it is set or the child has exited (a zombie's is empty for good)."""
+    proc = Path("/proc") / pid
+    try:
+        for _ in range(tries):
+            cmdline = proc.joinpath("cmdline").read_bytes()
+            if cmdline or proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX":
+                return b"kbench_lib.lane_process" in cmdline
+            time.sleep(0.001)
+    except OSError:  # it has gone
+        pass
+    return False
 
 
 def _unpicklable(obj) -> str | None:
