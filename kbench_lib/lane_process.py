@@ -336,6 +336,11 @@ def lane_pids() -> list[int]:
     return pids
 
 
+def proc_state(pid: str) -> str:
+    """Process ``pid``'s state letter in ``/proc/<pid>/stat`` (``Z``: exited, not yet reaped)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
 def _is_lane_process(pid: str, tries: int = 500) -> bool:
     """Whether child ``pid`` runs this module. A child just past exec shows an empty command line for
     a moment (the kernel lets the parent go on before it sets the new program's arguments; on a busy
@@ -345,7 +350,7 @@ def _is_lane_process(pid: str, tries: int = 500) -> bool:
     try:
         for _ in range(tries):
             cmdline = proc.joinpath("cmdline").read_bytes()
-            if cmdline or proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX":
+            if cmdline or proc_state(pid) in ("Z", "X"):
                 return b"kbench_lib.lane_process" in cmdline
             time.sleep(0.001)
     except OSError:  # it has gone

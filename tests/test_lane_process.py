@@ -192,7 +192,7 @@ def test_a_child_just_past_exec_is_known_as_a_lane_process_and_an_exited_one_is_
     """The kernel lets the parent of an exec go on before it sets the child's command line: CI once
     read it empty right after ``lane_process.start`` (1 child in 300-1000 on a busy 2-core machine,
     so without the re-read this fails only now and then)."""
-    from kbench_lib.lane_process import _is_lane_process
+    from kbench_lib.lane_process import _is_lane_process, proc_state
 
     for _ in range(200):
         child = subprocess.Popen(["/bin/sh", "-c", "sleep 5", "kbench_lib.lane_process"])
@@ -203,7 +203,7 @@ def test_a_child_just_past_exec_is_known_as_a_lane_process_and_an_exited_one_is_
             child.wait()
     exited = subprocess.Popen(["/bin/sh", "-c", "exit 0", "kbench_lib.lane_process"])
     try:
-        while Path(f"/proc/{exited.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        while proc_state(str(exited.pid)) != "Z":
             time.sleep(0.001)
         assert not _is_lane_process(str(exited.pid))
     finally:
