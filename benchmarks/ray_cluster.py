@@ -2,8 +2,9 @@
 mid-batch. Not a test: run it on a machine with two GPUs.
 
     python benchmarks/ray_cluster.py --out-dir $OUT                     # every pass, in one call
-    python benchmarks/ray_cluster.py --out-dir $OUT --passes local      # or one pass per call
-    python benchmarks/ray_cluster.py --out-dir $OUT --passes ray fault
+    python benchmarks/ray_cluster.py --out-dir $OUT --passes ray fault --work /tmp/raybench    # or in parts: the
+    python benchmarks/ray_cluster.py --out-dir $OUT --passes local local2 --work /tmp/raybench # records stay in --work
+    python benchmarks/ray_cluster.py --device cpu --filter 1_Scale --min-candidates 6     # a smoke test without a GPU
 
 Two Ray nodes on one host stand in for two machines: a head started with ``ray start --head``
 seeing only GPU 0 (``CUDA_VISIBLE_DEVICES=0``) and a second ``ray start --address=...`` seeing
@@ -13,13 +14,18 @@ reference solutions, the adversarial suites, the bad fixtures), its solutions la
 further samples until it has ``--min-candidates``; builds are warmed once first (one build cache,
 shared by both nodes of this host).
 
-Passes: ``local`` (runner.run_batch on one GPU, the baseline), ``ray`` (both nodes, one judging
-actor each), ``fault`` (both nodes; the second node's processes are killed once ``--kill-at`` of
+Passes: ``local`` (runner.run_batch on one GPU, the baseline), ``local2`` (runner.run_batch on both
+GPUs, no Ray: ``kbench run --gpus 2``), ``ray`` (both nodes, one judging actor each), ``fault`` (both nodes; the second node's processes are killed once ``--kill-at`` of
 the batch is recorded). Reported per pass: candidates, wall, candidates per hour and per GPU-hour;
 for ``fault`` also when the loss was noticed (kill -> judge_died), when the first job it was
 running was recorded elsewhere, how many jobs went back in line, and whether every sample was
-recorded exactly once. Verdicts (correct, failure) are compared with the local pass by sample
-key. Written to ``<out-dir>/<device-slug>/ray_cluster-<date>.json`` (appended to).
+recorded exactly once (``records_lost``: samples of the batch with no record; ``records_duplicated``:
+records beyond one a sample). Verdicts (correct, failure) are compared with the local pass by sample
+key, also when that pass ran in an earlier call with the same ``--work``. Each pass's row is
+appended to ``<out-dir>/<device-slug>/ray_cluster-<date>.json`` as soon as it ends.
+
+``--device cpu`` runs the same passes on the CPU (nodes without GPUs, CPU judges, SMALL sizes):
+a check of the benchmark itself, not a measurement.
 """
 from __future__ import annotations
 
@@ -44,12 +50,13 @@ import throughput  # noqa: E402
 from kbench_lib import runner  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug  # noqa: E402
+from kbench_lib.problems import load_problem  # noqa: E402
 from kbench_lib.records import read_records  # noqa: E402
 
 
-def laid_out(work: Path, min_candidates: int, keep) -> tuple[list, str]:
+def laid_out(work: Path, min_candidates: int, keep, device: str) -> tuple[list, str]:
     """(problems, folder model) of throughput.py's batch, solutions repeated until it is large enough."""
-    problems, models = throughput.batch(work, "cuda", False, keep)
+    problems, models = throughput.batch(work, device, False, keep)
     folder = Path(models[0].split(":", 1)[1])
     solutions = sorted(folder.glob("*__solution.py"))
     n, copy = len(list(folder.glob("*.py"))), 0
@@ -61,14 +68,21 @@ def laid_out(work: Path, min_candidates: int, keep) -> tuple[list, str]:
     return problems, models[0]
 
 
-class Node:
-    """One ``ray start --block`` process in its own session, seeing one GPU."""
+def ray_command() -> list[str]:
+    """The ``ray`` command of this interpreter: its script beside the interpreter, else the module
+    (Ray installed with ``pip --target`` on a PYTHONPATH has no script)."""
+    script = Path(sys.executable).with_name("ray")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ray.scripts.scripts"]
 
-    def __init__(self, args: list[str], gpu: str, log: Path):
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
+
+class Node:
+    """One ``ray start --block`` process in its own session, seeing one GPU (none: ``gpu`` None)."""
+
+    def __init__(self, args: list[str], gpu: str | None, log: Path):
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else ""}
         self.log = open(log, "w")
-        ray_cli = str(Path(sys.executable).with_name("ray"))  # the ray command of this interpreter's environment
-        self.proc = subprocess.Popen([ray_cli, "start", "--block", "--num-gpus=1", "--disable-usage-stats", *args], env=env,
+        self.proc = subprocess.Popen([*ray_command(), "start", "--block", f"--num-gpus={1 if gpu is not None else 0}",
+                                      "--disable-usage-stats", *args], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def kill(self) -> None:
@@ -81,34 +95,43 @@ class Node:
         self.log.close()
 
 
-def wait_for(ray, gpus: int, timeout: float = 120) -> None:
+def wait_for(ray, nodes: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if int(ray.cluster_resources().get("GPU", 0)) >= gpus:
+        if sum(1 for n in ray.nodes() if n.get("Alive")) >= nodes:
             return
         time.sleep(0.5)
-    raise RuntimeError(f"the cluster did not reach {gpus} GPUs in {timeout:g} s")
+    raise RuntimeError(f"the cluster did not reach {nodes} nodes in {timeout:g} s")
 
 
-def start_cluster(work: Path, cpus: int):
-    head = Node(["--head", "--port=6389", f"--num-cpus={cpus}", "--include-dashboard=false"], "0", work / "head.log")
-    address_file = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
-    deadline = time.monotonic() + 120
-    while not address_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    address = address_file.read_text().strip()
-    second = Node([f"--address={address}", f"--num-cpus={cpus}"], "1", work / "second.log")
+def start_cluster(work: Path, cpus: int, gpus: bool):
+    port = 6389
+    head = Node(["--head", f"--port={port}", f"--num-cpus={cpus}", "--include-dashboard=false"], "0" if gpus else None,
+                work / "head.log")
+    address = f"127.0.0.1:{port}"
+    second = Node([f"--address={address}", f"--num-cpus={cpus}"], "1" if gpus else None, work / "second.log")
     import ray
 
-    ray.init(address=address, log_to_driver=False)
+    deadline = time.monotonic() + 120
+    while True:  # the head's GCS may not answer yet
+        try:
+            ray.init(address=address, log_to_driver=False)
+            break
+        except (ConnectionError, RuntimeError):
+            if time.monotonic() > deadline or head.proc.poll() is not None:
+                raise
+            time.sleep(1)
     wait_for(ray, 2)
     return ray, address, head, second
 
 
-def summary(name: str, df, wall: float, gpus: int, **extra) -> dict:
+def summary(name: str, df, wall: float, gpus: int, nodes: int, expected: int, node_lost: bool = False, **extra) -> dict:
     keys = list(zip(df["model"], df["problem"], df["sample"]))
-    return {"pass": name, "gpus": gpus, "candidates": len(df), "unique_sample_keys": len(set(keys)), "wall_s": round(wall, 1),
-            "candidates_per_hour": round(len(df) / wall * 3600, 1), "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1),
+    unique = len(set(keys))
+    return {"pass": name, "gpus": gpus, "nodes": nodes, "node_lost": node_lost, "candidates": len(df), "samples_in_batch": expected,
+            "unique_sample_keys": unique, "records_lost": expected - unique, "records_duplicated": len(keys) - unique,
+            "wall_s": round(wall, 1),
+            "candidates_per_hour": round(len(df) / wall * 3600, 1), "candidates_per_gpu_hour": round(len(df) / wall * 3600 / gpus, 1) if gpus else None,
             "outcomes": df["failure"].fillna("none").value_counts().to_dict(), "build_cached_share": round(float(df["build_cached"].fillna(False).mean()), 3),
             **extra}
 
@@ -135,11 +158,13 @@ def killer(events: list, node: Node, node_id: str, after: int, out: dict) -> Non
         time.sleep(0.05)
 
 
-def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: float) -> dict:
+def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: float, gpus: bool) -> dict:
     from kbench_lib.cluster import run_batch_on_ray
 
-    second_id = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("GPU") and not n["Resources"].get("node:__internal_head__"))
-    n_jobs = sum(1 for _ in Path(model.split(":", 1)[1]).glob("*.py"))
+    second_id = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and (n["Resources"].get("GPU") or not gpus)
+                     and not n["Resources"].get("node:__internal_head__"))
+    stems = {p.path.stem for p in problems}
+    n_jobs = sum(1 for f in Path(model.split(":", 1)[1]).glob("*.py") if f.stem.split("__")[0] in stems)
     events, out = [], {}
     t = threading.Thread(target=killer, args=(events, second, second_id, int(n_jobs * kill_at), out), daemon=True)
     t.start()
@@ -170,9 +195,37 @@ def _count_by_node(events: list) -> dict:
     return out
 
 
+def write(row: dict, out_dir: str, device: str, timing_budget: float, run_timeout: float) -> None:
+    """Append one pass's row to ``<out-dir>/<device-slug>/ray_cluster-<date>.json``."""
+    row.update(device_name=device_name(device), date=dt.date.today().isoformat(), timing_budget_s=timing_budget,
+               run_timeout_s=run_timeout, git_sha=os.environ.get("KBENCH_GIT_SHA", ""))
+    print(json.dumps(row), flush=True)
+    dest = Path(out_dir) / device_slug(device)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"ray_cluster-{dt.date.today().isoformat()}.json"
+    old = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps(old + [row], indent=1))
+    print("written:", path, flush=True)
+
+
+def compared(row: dict, root: Path) -> dict:
+    """``row`` with its verdicts set beside the local one-GPU pass's, where one was recorded."""
+    if row["pass"] == "local" or not (root / "local").exists():
+        return row
+    local = read_records(root, "local")
+    row["verdicts_differing_from_local"] = differ(verdicts(local), verdicts(read_records(root, row["pass"])))[:50]
+    row["verdicts_equal_local"] = not row["verdicts_differing_from_local"]
+    wall_file = root / "local" / "_wall_s"
+    wall = float(wall_file.read_text()) if wall_file.exists() else None
+    if wall:
+        row["throughput_vs_one_gpu"] = round(row["candidates_per_hour"] / (len(local) / wall * 3600), 2)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--passes", nargs="+", choices=["local", "ray", "fault"], default=["local", "ray", "fault"])
+    ap.add_argument("--passes", nargs="+", choices=["local", "local2", "ray", "fault"], default=["local", "local2", "ray", "fault"])
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: a check of the benchmark, not a measurement")
     ap.add_argument("--min-candidates", type=int, default=100)
     ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     ap.add_argument("--timing-budget", type=float, default=1.0)
@@ -180,29 +233,58 @@ def main() -> None:
     ap.add_argument("--build-jobs", type=int, default=12)
     ap.add_argument("--cpus-per-node", type=int, default=8)
     ap.add_argument("--kill-at", type=float, default=0.3, help="share of the batch recorded before the second node is killed")
+    ap.add_argument("--work", default=None, help="a folder kept between calls: the batch, its builds' warm-up marker and "
+                    "the records (default: a new temporary folder, removed at the end)")
     ap.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"))
     a = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ray-cluster-"))
-    problems, model = laid_out(work, a.min_candidates, a.filter)
-    opts = JudgeOptions(device="cuda", timing_budget_s=a.timing_budget, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20)
-    runner.run_batch(problems, model, run_id="warm-builds", runs_root=work / "warm", progress=False, prebuild_jobs=a.build_jobs,
-                     opts=JudgeOptions(device="cuda", timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20))
-    root, results, nodes = work / "runs", [], []
+    gpus = a.device == "cuda"
+    work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="ray-cluster-"))
+    work.mkdir(parents=True, exist_ok=True)
+    batch_file = work / "batch.json"
+    if batch_file.exists():  # the same laid-out batch as an earlier call's
+        problems_paths, model = json.loads(batch_file.read_text())
+        problems = [load_problem(Path(p)) for p in problems_paths]
+    else:
+        problems, model = laid_out(work, a.min_candidates, a.filter, a.device)
+        batch_file.write_text(json.dumps([[str(p.path) for p in problems], model]))
+    stems = {p.path.stem for p in problems}
+    expected = sum(1 for f in Path(model.split(":", 1)[1]).glob("*.py") if f.stem.split("__")[0] in stems)
+    print(f"batch: {len(problems)} problems, {expected} candidates, work {work}", flush=True)
+    opts = JudgeOptions(device=a.device, timing_budget_s=a.timing_budget, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20)
+    if not (work / "builds-warm").exists():
+        t0 = time.time()
+        runner.run_batch(problems, model, run_id="warm-builds", runs_root=work / "warm", progress=False, prebuild_jobs=a.build_jobs,
+                         opts=JudgeOptions(device=a.device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20))
+        (work / "builds-warm").write_text(f"{time.time() - t0:.1f}")
+        print(f"builds warmed in {time.time() - t0:.1f} s", flush=True)
+    root, nodes = work / "runs", []
+    n_gpu = 2 if gpus else 0
+
+    def finish(row: dict) -> None:
+        write(compared(row, root), a.out_dir, a.device, a.timing_budget, a.run_timeout)
+
     try:
-        if "local" in a.passes:
-            t0 = time.time()
-            runner.run_batch(problems, model, run_id="local", runs_root=root, opts=opts, progress=False, prebuild_jobs=a.build_jobs, gpus=1)
-            results.append(summary("local", read_records(root, "local"), time.time() - t0, 1))
+        for name, lanes in (("local", 1), ("local2", 2)):
+            if name in a.passes:
+                shutil.rmtree(root / name, ignore_errors=True)
+                t0 = time.time()
+                runner.run_batch(problems, model, run_id=name, runs_root=root, opts=opts, progress=False, prebuild_jobs=a.build_jobs,
+                                 gpus=lanes if gpus else None)
+                wall = time.time() - t0
+                (root / name / "_wall_s").write_text(f"{wall}")
+                finish(summary(name, read_records(root, name), wall, lanes if gpus else 0, 1, expected))
         if {"ray", "fault"} & set(a.passes):
-            ray, address, head, second = start_cluster(work, a.cpus_per_node)
+            ray, address, head, second = start_cluster(work, a.cpus_per_node, gpus)
             nodes = [head, second]
             if "ray" in a.passes:
+                shutil.rmtree(root / "ray", ignore_errors=True)
                 t0 = time.time()
                 runner.run_batch(problems, model, run_id="ray", runs_root=root, opts=opts, progress=False, ray=address)
-                results.append(summary("ray", read_records(root, "ray"), time.time() - t0, 2))
+                finish(summary("ray", read_records(root, "ray"), time.time() - t0, n_gpu, 2, expected))
             if "fault" in a.passes:
-                f = fault_pass(ray, problems, model, opts, root, second, a.kill_at)
-                results.append(summary("fault", read_records(root, "fault"), f.pop("wall"), 2, **f))
+                shutil.rmtree(root / "fault", ignore_errors=True)
+                f = fault_pass(ray, problems, model, opts, root, second, a.kill_at, gpus)
+                finish(summary("fault", read_records(root, "fault"), f.pop("wall"), n_gpu, 2, expected, node_lost=True, **f))
     finally:
         if nodes:
             import ray
@@ -210,22 +292,8 @@ def main() -> None:
             ray.shutdown()
         for n in reversed(nodes):
             n.kill()
-    base = {r["pass"]: r for r in results}
-    if "local" in base:
-        local = verdicts(read_records(root, "local"))
-        for r in results[1:]:
-            r["verdicts_differing_from_local"] = differ(local, verdicts(read_records(root, r["pass"])))[:50]
-            r["throughput_vs_one_gpu"] = round(r["candidates_per_hour"] / base["local"]["candidates_per_hour"], 2)
-    for r in results:
-        r.update(device_name=device_name("cuda"), date=dt.date.today().isoformat(), timing_budget_s=a.timing_budget, run_timeout_s=a.run_timeout)
-        print(json.dumps(r), flush=True)
-    dest = Path(a.out_dir) / device_slug("cuda")
-    dest.mkdir(parents=True, exist_ok=True)
-    path = dest / f"ray_cluster-{dt.date.today().isoformat()}.json"
-    old = json.loads(path.read_text()) if path.exists() else []
-    path.write_text(json.dumps(old + results, indent=1))
-    print("written:", path)
-    shutil.rmtree(work, ignore_errors=True)
+    if not a.work:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
