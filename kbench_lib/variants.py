@@ -19,7 +19,9 @@ Which constants are sizes (the rule, in order):
    integer constant that does not shape an input but is named as an output width
    (``OUT_CHANNELS``, ``out_features``, ``OUTPUT_DIM``, ``HIDDEN``, ``hidden_size``) is a size
    too. Every other constant (kernel sizes, strides, reduction dims, num_classes, vocabulary
-   sizes, layer counts, eps) is left alone; floats and bools are never sizes.
+   sizes, layer counts, eps) is left alone; floats and bools are never sizes. A constant counts
+   however it is assigned: alone, together (``rows, cols = 8192, 8192``), in a chain
+   (``H = W = 64``) or with an annotation (``N: int = 128``).
 
 Derivation (deterministic: same file and size -> same variants): two patterns of factors,
 (0.75, 0.5, 0.75, ...) and (0.5, 0.75, 0.5, ...), are cycled over the size constants in file
@@ -53,7 +55,7 @@ from pathlib import Path
 
 from .problems import EXTENSION_NAMES, Config, Problem
 
-VERSION = 1  # bump when the rule or the patterns change: cached derivations are then ignored
+VERSION = 2  # bump when the rule or the patterns change: cached derivations are then ignored
 PATTERNS = ((0.75, 0.5), (0.5, 0.75))
 MIN_SIZE = 3
 N_DERIVED = 2
@@ -81,19 +83,38 @@ class Derivation:
 
 def shape_constants(tree: ast.Module) -> dict[str, int | tuple | list]:
     """Module-level integer constants and tuples or lists of integers (upstream's
-    ``input_shape = (4096,)``), in file order."""
+    ``input_shape = (4096,)``), in file order: also those assigned together
+    (``rows, cols = 8192, 8192``), in a chain (``a = b = 64``) or with an annotation
+    (``N: int = 128``)."""
     found: dict = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in EXTENSION_NAMES:
-                continue
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-            if _is_shape(value):
-                found[node.targets[0].id] = value
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            for name, value in _bound(target, node.value):
+                if name not in EXTENSION_NAMES and _is_shape(value):
+                    found[name] = value
     return found
+
+
+def _bound(target: ast.AST, value: ast.AST) -> list[tuple[str, object]]:
+    """(name, literal value) for each name that assigning ``value`` to ``target`` binds; a name
+    whose value is not a literal, or an unpacking that is not element by element, binds none."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(target.elts) \
+                or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+            return []
+        return [b for t, v in zip(target.elts, value.elts) for b in _bound(t, v)]
+    if not isinstance(target, ast.Name):
+        return []
+    try:
+        return [(target.id, ast.literal_eval(value))]
+    except (ValueError, TypeError):
+        return []
 
 
 def _is_int(v) -> bool:

@@ -113,6 +113,51 @@ def get_init_inputs():
     assert [c.overrides for c in load_problem(p.path).configs(small=True)[1:]] == [c.overrides for c in configs[1:]]
 
 
+def test_sizes_assigned_together_are_sizes_and_their_overrides_take_effect(tmp_path, monkeypatch):
+    """``rows, cols = 8192, 8192`` (and SMALL without SMALL_VARIANTS): both names are sizes, the
+    derived variants change them, and an override of a tuple-assigned name reaches the inputs."""
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    p = load_problem(DERIVED / "4_Row_Sum_Tuple.py")
+    assert variants.size_constants(p) == (["rows", "cols"], ["rows", "cols"], [])
+    assert variants.needs_derivation(p, small=True) and not variants.needs_derivation(p, small=False)
+    configs = p.configs(small=True)
+    assert [c.name for c in configs] == ["small", "small_derived0", "small_derived1"]
+    assert [c.overrides for c in configs[1:]] == [dict(rows=47, cols=511), dict(rows=31, cols=767)]
+    for c in configs:
+        (x,) = instantiate(p, c.overrides)["get_inputs"]()
+        assert tuple(x.shape) == (c.overrides["rows"], c.overrides["cols"])
+
+
+def test_chained_and_annotated_assignments_are_sizes(tmp_path):
+    src = """
+import torch
+import torch.nn as nn
+
+batch_size: int = 16
+height = width = 24
+eps, dim = 1e-5, 1
+scale: float = 2.0
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * scale / (x.abs().sum(dim=dim, keepdim=True) + eps)
+
+def get_inputs():
+    return [torch.randn(batch_size, height, width)]
+
+def get_init_inputs():
+    return []
+"""
+    p = _write(tmp_path, "5_Chained.py", src)
+    base = variants.shape_constants(ast.parse(p.source))
+    assert base == dict(batch_size=16, height=24, width=24, dim=1)  # floats are never sizes
+    assert variants.size_constants(p)[0] == ["batch_size", "height", "width"]
+    a, b = variants.candidates(p, small=False)[1][:2]
+    assert a == dict(batch_size=11, height=11, width=17) and b == dict(batch_size=7, height=17, width=11)
+    (x,) = instantiate(p, a)["get_inputs"]()
+    assert tuple(x.shape) == (11, 11, 17)
+
+
 def test_size_constants_named_by_the_file_and_opt_out(tmp_path):
     named = _write(tmp_path, "2_Named.py", CONV.format(extra='SIZE_CONSTANTS = ["batch_size", "height"]'))
     sizes, _, _ = variants.size_constants(named)
@@ -252,6 +297,23 @@ def test_cpu_legitimate_cpp_candidate_is_accepted_on_every_derived_variant(fast_
     row = row_from_verdict(v, run_id="r", model="m")
     assert row["variants_derived"] == ["small_derived0", "small_derived1"] and row["variants_declared"] == []
     assert {"variants_declared", "variants_derived"} <= set(SCHEMA.names)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, correct", [("row_sum_cpp.py", True), ("row_sum_cpp_fixed_1024.py", False)])
+def test_cpu_cpp_candidate_judged_on_variants_derived_from_tuple_assigned_sizes(name, correct, fast_cpu_opts, row_sum_cpp_built):
+    """``rows, cols = 8192, 8192``: the C++ row sum that bakes in SMALL's row length (1024) is caught
+    on a derived shape; its twin that reads the sizes from its input passes every shape."""
+    from kbench_lib.judge import judge
+
+    fast_cpu_opts.timing = False
+    v = judge(load_problem(DERIVED / "4_Row_Sum_Tuple.py"), load_candidate(DERIVED / name), fast_cpu_opts)
+    assert v.variants_declared == [] and v.variants_derived == ["small_derived0", "small_derived1"]
+    if correct:
+        assert v.correct and v.flags == [] and v.variants_checked == 2, (v.failure, v.message, v.flags)
+    else:
+        assert not v.correct and v.failure in ("shape_mismatch", "output_mismatch", "runtime_error"), (v.failure, v.message)
+        assert "small_derived" in v.message
 
 
 @pytest.mark.gpu
