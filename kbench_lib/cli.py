@@ -30,7 +30,18 @@ def _judge_options(a):
         device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
         build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, idle_timeout_s=a.idle_timeout, timing=not a.no_timing,
         timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline, time_variants=a.time_variants,
+        protocol=a.protocol,
     )
+
+
+def _protocol(name: str) -> str:
+    """argparse type of ``--protocol``: a one-line error listing the choices for any other name."""
+    from .protocols import UnknownProtocol, check
+
+    try:
+        return check(name)
+    except UnknownProtocol as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -51,6 +62,10 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
     p.add_argument("--time-variants", action="store_true",
                    help="also time the candidate and the eager baseline on every variant (per-variant speedups; costs a timing run per variant)")
+    p.add_argument("--protocol", type=_protocol, default="kbench", metavar="{kbench,kernelbench,kernelbench-v0}",
+                   help="which configurations at which tolerance decide correct: kbench (every configuration; default), kernelbench "
+                        "(the declared shape, fp32 1e-4), kernelbench-v0 (the declared shape, 1e-2 for every precision); every "
+                        "configuration is checked and recorded whatever it is (docs/PROTOCOLS.md)")
 
 
 def cmd_eval(a) -> int:
@@ -125,8 +140,27 @@ def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
     lines += _variant_timing_lines(verdict, kind)
     if verdict.correct:
         lines.append(_checks_line(verdict, problem))
-    else:
-        lines.append("  judging stopped at the first failed check")
+    elif verdict.cause and verdict.cause != verdict.failure:
+        lines.append(f"  cause: {verdict.cause}")
+    lines += _config_lines(verdict)
+    return lines
+
+
+def _config_lines(verdict) -> list[str]:
+    """One line per configuration checked (or not), under the verdict's protocol."""
+    from .protocols import in_scope
+
+    if not verdict.configs:
+        return []
+    lines = [f"  configurations (protocol {verdict.protocol}; * decides correct):"]
+    for c in verdict.configs:
+        mark = "*" if in_scope(verdict.protocol, c) else " "
+        state = "passed" if c["passed"] else (c["failure"] or "failed")
+        need = "" if c["tol_needed"] is None else f"  tol_needed {c['tol_needed']:.3g}"
+        err = "" if c["max_abs_err"] is None else f"  max abs err {c['max_abs_err']:.3g}"
+        ref = "" if c.get("ref_tf32_tol") is None else f"  reference with TF32 {c['ref_tf32_tol']:.3g}"
+        why = f"  ({c['reason']})" if not c["checked"] and c.get("reason") else ""
+        lines.append(f"   {mark} {c['config']:<24} {c['kind']:<8} {state}{need}{err}{ref}{why}")
     return lines
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import torch
 
-from . import build, device_arena, guards, profiling, sandbox, server_pool, tensorfile
+from . import build, config_checks, device_arena, guards, profiling, protocols, sandbox, server_pool, tensorfile
 from .build_claim import BuildClaim
 from .candidates import Candidate
-from .compare import compare_outputs, fingerprint, is_fingerprint, unchanged
+from .compare import fingerprint, is_fingerprint, measure_outputs, unchanged
 from .idle import IDLE_CPU_S
 from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
@@ -83,6 +83,9 @@ class JudgeOptions:
     # profile, no poisoning, no re-checks of timed outputs, no namespaces, no flags). For measuring
     # what the guards cost (benchmarks/guard_cost.py); never for results that are reported.
     guards: bool = True
+    # which configurations at which tolerance decide ``correct`` (kbench_lib.protocols); every
+    # configuration is checked and recorded whatever it is, so records read under any protocol
+    protocol: str = "kbench"
 
 
 @dataclass
@@ -136,6 +139,11 @@ class Verdict:
     stage_s: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # information that does not affect trust
     env: dict = field(default_factory=dict)
+    protocol: str = "kbench"  # the protocol that decided ``correct`` (kbench_lib.protocols)
+    # why a rejection happened: shape_specialisation, reduced_precision, else the failure category
+    cause: str | None = None
+    # per configuration: passed, failure, max_abs_err, tol_needed, ... (kbench_lib.protocols)
+    configs: list = field(default_factory=list)
 
     @property
     def trusted(self) -> bool:
@@ -216,8 +224,8 @@ def _first(messages: list, event: str):
 # reports the worker sends once per run (per configuration where keyed): a second one was written on
 # the channel by the candidate (it shares the process and can find the pipe), and no count of them
 # can be trusted
-ONCE = {"inputs": None, "timing": None, "profile": None, "done": None, "failure": None,
-        "timed_inputs": "config", "variant_timing": "config", "case_done": "case"}
+ONCE = {"inputs": None, "timing": None, "profile": None, "done": None, "failure": None, "stopped": None,
+        "timed_inputs": "config", "variant_timing": "config", "case_done": "case", "case_failed": "case"}
 
 
 def _forged_reports(messages: list) -> str | None:
@@ -235,51 +243,33 @@ def _forged_reports(messages: list) -> str | None:
     return None
 
 
-def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: float) -> Verdict:
-    """A worker that ended without a verdict of its own: timeout or crash."""
+def _death(res: sandbox.ProcessResult, stage_default: str, limit_s: float) -> tuple[str, str]:
+    """(category, message) of a worker that ended without a verdict of its own: timeout or crash."""
     stage = _last(res.messages, "stage")
     where = f"during {stage_default}"
     if stage:
         where = f"during {stage.get('stage')}" + (f" (case {stage['case']})" if "case" in stage else "")
         where += f" of {stage.get('config')}" if stage.get("stage") == "variant_timing" else ""
     if res.timed_out and res.idle_s is not None:
-        return _fail(v, "timeout", f"candidate sat idle {where}: its processes used under {IDLE_CPU_S:g} s of CPU time in "
-                                   f"{res.idle_s:.1f} s (sleeping or blocked), past the idle limit", res.log)
+        return "timeout", (f"candidate sat idle {where}: its processes used under {IDLE_CPU_S:g} s of CPU time in "
+                           f"{res.idle_s:.1f} s (sleeping or blocked), past the idle limit")
     if res.timed_out:
-        return _fail(v, "timeout", f"candidate exceeded the {limit_s:g} s limit {where}", res.log)
+        return "timeout", f"candidate exceeded the {limit_s:g} s limit {where}"
     how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
-    return _fail(v, "crash", f"candidate process {how} {where} without reporting a result", res.log)
+    return "crash", f"candidate process {how} {where} without reporting a result"
 
 
-def _check_case(case: Case, got: dict, tol: float, backward: bool, dev: str | None = None) -> tuple[str | None, str | None, float]:
-    """(failure, message, max_abs_err) for one case's returned record."""
-    mismatch, err = compare_outputs(case.expected, got.get("outputs"), tol, device=dev)
-    if mismatch:
-        return mismatch.failure, f"[{case.config}, seed {case.input_seed}] {mismatch.message}", err
-    changed = unchanged(case.inputs, got.get("inputs_after", []), dev)
-    if changed:
-        return "input_mutated", f"[{case.config}] {changed}", err
-    if backward:
-        got_in = got.get("input_grads") or []
-        for j, e in enumerate(case.expected_input_grads):
-            if e is None:
-                continue
-            g = got_in[j] if j < len(got_in) else None
-            if g is None:
-                return "output_mismatch", f"[{case.config}] no gradient for input {j}", err
-            m, e2 = compare_outputs([e], [g], tol, what=f"grad of input {j}", device=dev)
-            err = max(err, e2)
-            if m:
-                return m.failure, f"[{case.config}] {m.message}", err
-        got_p = got.get("param_grads") or {}
-        if case.expected_param_grads and set(got_p) != set(case.expected_param_grads):
-            return "output_mismatch", f"[{case.config}] parameter gradients are not comparable: ModelNew's parameter names differ from the reference's", err
-        for name, e in case.expected_param_grads.items():
-            m, e2 = compare_outputs([e], [got_p[name]], tol, what=f"grad of {name}", device=dev)
-            err = max(err, e2)
-            if m:
-                return m.failure, f"[{case.config}] {m.message}", err
-    return None, None, err
+def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: float) -> Verdict:
+    """A worker that ended without a verdict of its own: timeout or crash."""
+    failure, message = _death(res, stage_default, limit_s)
+    return _fail(v, failure, message, res.log)
+
+
+def _died_checking(res: sandbox.ProcessResult) -> bool:
+    """Whether a worker that ended without finishing was checking a set when it died (that set's
+    configuration fails; the checks before it stand)."""
+    stage = _last(res.messages, "stage")
+    return bool(stage) and stage.get("stage") == "correctness" and isinstance(stage.get("case"), int)
 
 
 def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
@@ -538,22 +528,24 @@ class Judgement:
             return
         _check_profile(v, res, prep, candidate, opts)
         lap("reference_profile")
-        if not _check_outputs(v, res, prep, out):
-            return
+        configs = _check_configs(v, res, prep, out, opts)
         lap("compare")
-        if opts.timing and _last(res.messages, "timing"):
-            if not _check_timed_outputs(v, res, prep, out, opts):
-                return
-            lap("recheck")
-            _baselines(v, prep, opts)
-            lap("baseline")
-            if prep.timed_variants:
-                if not _time_variants(v, res, prep, out, opts):
-                    return
-                lap("variant_timing")
-        if opts.guards:
+        default = configs[0]
+        # timed whenever the default configuration may be correct under some protocol (its error within
+        # the loosest tolerance): a run judged under one protocol can be read under another
+        if opts.timing and _last(res.messages, "timing") and protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
+            if _check_timed_outputs(v, res, prep, out, opts, default):
+                lap("recheck")
+                _baselines(v, prep, opts)
+                lap("baseline")
+                if prep.timed_variants:
+                    _time_variants(v, res, prep, out, opts, configs)
+                    lap("variant_timing")
+        _decide(v, configs, prep, opts)
+        lap("decide")
+        if opts.guards and protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
-        else:
+        elif not opts.guards:
             v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
 
     def _cleanup(self) -> None:
@@ -701,17 +693,15 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
         _fail(v, failure, str(fail.get("message", ""))[-8000:], res.log)
         return True
     if res.timed_out or not done or res.returncode != 0:
-        _died(v, res, "run", run_limit_s(prep, opts))
-        return True
+        if not (drawn is not None and _died_checking(res)):
+            _died(v, res, "run", run_limit_s(prep, opts))
+            return True
+        # it died checking a set: that set's configuration fails (config_checks.gather); the rest stand
     if drawn is None:
         _fail(v, "crash", "the worker reported no fingerprints of the inputs it drew", res.log)
         return True
-    finished = {m.get("case") for m in res.messages if isinstance(m, dict) and m.get("event") == "case_done"}
-    missing = [i for i, t in enumerate(prep.timed) if not t and i not in finished]
-    if missing:
-        _fail(v, "crash", f"the worker reported done without finishing cases {missing[:5]}", res.log)
-        return True
-    v.flags.extend(_strings(done.get("flags")))
+    if done:
+        v.flags.extend(_strings(done.get("flags")))
     return False
 
 
@@ -938,43 +928,65 @@ def _result_cap(*expected) -> int:
     return 2 * nbytes(list(expected)) + RESULT_SLACK
 
 
-def _check_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir) -> bool:
-    """Correctness, here, on plain tensors (the arithmetic on the judge's GPU when it has one)."""
+def _check_configs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> list[dict]:
+    """Correctness of every configuration (:mod:`kbench_lib.config_checks`), here, on plain
+    tensors (the arithmetic on the judge's GPU when it has one); the counts the verdict keeps."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
-    worst = 0.0
-    for i, case in enumerate(prep.cases):
-        if prep.timed[i]:
-            continue
+    tol = protocols.tolerance(opts.protocol, prep.precision)
+
+    def read(i: int):
+        case = prep.cases[i]
         try:
             got = out.read(f"case_{i}.kbt", cmp_dev, _result_cap(case.expected, case.expected_input_grads, case.expected_param_grads))
         except (tensorfile.TensorFileError, OSError) as e:  # a missing or forged file is a crash, never a pass
-            _fail(v, "crash", f"no readable result for case {i}: {e}", res.log)
-            return False
+            raise config_checks.ResultError(str(e)) from e
         if not isinstance(got, dict):
-            _fail(v, "crash", f"the result for case {i} is not a record", res.log)
-            return False
-        failure, message, err = _check_case(case, got, prep.tolerance, prep.problem.task == "backward", cmp_dev)
-        del got
-        worst = max(worst, err or 0.0)
-        if failure:
-            v.max_abs_err = err
-            _fail(v, failure, message, res.log)
-            return False
-    v.max_abs_err = worst
-    checked = [c for c, t in zip(prep.cases, prep.timed) if not t]
-    v.seeds_checked = sum(1 for c in checked if c.config == checked[0].config)
-    v.variants_checked = len({c.config for c in checked}) - 1
-    v.correct = True
-    return True
+            raise config_checks.ResultError("the result is not a record")
+        return got
+
+    died = None
+    if res.timed_out or res.returncode != 0 or not _last(res.messages, "done"):
+        died = _death(res, "run", run_limit_s(prep, opts))
+    configs = config_checks.gather(prep, res.messages, read, tol, cmp_dev, died)
+    v.seeds_checked = configs[0]["sets"]
+    v.variants_checked = sum(1 for c in configs[1:] if c["checked"])
+    return configs
 
 
-def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
-    """The default configuration's timed outputs re-checked, and its time."""
+def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeOptions) -> None:
+    """The verdict's ``correct``, ``failure``, ``cause`` and message under its protocol; for fp32,
+    the reference's own TF32 error on every configuration that fails by its error alone."""
+    if prep.precision == "fp32":
+        for c in configs:
+            if c["checked"] and not c["hard_failure"] and not protocols.config_passes(c, protocols.KBENCH_TOLERANCE["fp32"]):
+                c["ref_tf32_tol"] = prep.reference_tf32_tol(c["config"])
+    tol = protocols.tolerance(opts.protocol, prep.precision)
+    config_checks.settle(configs, tol)
+    v.protocol, v.configs = opts.protocol, configs
+    scoped = [c for c in configs if protocols.in_scope(opts.protocol, c)]
+    errs = [c["max_abs_err"] for c in scoped if c["max_abs_err"] is not None]
+    v.max_abs_err = max(errs) if errs else None
+    d = protocols.decide(configs, prep.precision, opts.protocol)
+    v.cause = d["cause"]
+    if d["correct"]:
+        v.correct, v.failure = True, None
+        return
+    log = v.error
+    _fail(v, d["failure"], d["message"])
+    v.error = log
+
+
+def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions, default: dict) -> bool:
+    """The default configuration's timed outputs re-checked (folded into ``default``'s result: a
+    wrong timed output fails it as a wrong checked one does), and its time. False when there is
+    no trustworthy time (a malformed report, a hard failure of the re-check)."""
     stats = _timing_stats(_last(res.messages, "timing").get("timing"))
     if isinstance(stats, str):
-        _fail(v, "crash", f"the worker's timing report is malformed: {stats}", res.log)
+        config_checks.fail_config(default, "crash", f"[{default['config']}] the worker's timing report is malformed: {stats}")
         return False
-    if not _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, ""):
+    r = _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, "", default["config"])
+    config_checks.add_set(default, r, count=False)
+    if r.hard:
         return False
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     _stage_parts(v, "run_timing", stats.get("phase_s"), _TIMING_PARTS)
@@ -1051,21 +1063,25 @@ def _rewritten(tdata: dict, written, device: str | None) -> str | None:
 
 
 def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
-                     where: str, config: str | None = None) -> bool:
+                     where: str, config: str, timed_config: str | None = None) -> config_checks.SetResult:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
-    THREATS #8, #9) and the inputs as the timed calls left them. ``timed``: the indices of that
-    run's timed input sets; the worker samples every one of them (each set's first call always) and
-    reports every set's inputs, so the keys of both must be exactly these (a sample of no set, or
-    of another group's, is a forged record). ``where``: " on <variant>"."""
+    THREATS #8, #9) and the inputs as the timed calls left them; the result as one more set of
+    ``config``'s. ``timed``: the indices of that run's timed input sets; the worker samples every
+    one of them (each set's first call always) and reports every set's inputs, so the keys of both
+    must be exactly these (a sample of no set, or of another group's, is a forged record).
+    ``where``: " on <variant>"; ``timed_config``: that variant's name (None: the default's)."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
+    tag = f"[{config}]"
+
+    def hard(failure: str, message: str) -> config_checks.SetResult:
+        return config_checks.SetResult(failure, f"{tag} {message}")
+
     try:
         tdata = out.read(name, cmp_dev, _result_cap([prep.cases[i].expected for i in timed]))
     except (tensorfile.TensorFileError, OSError) as e:
-        _fail(v, "crash", f"no readable timing record{where}: {e}", res.log)
-        return False
+        return hard("crash", f"no readable timing record{where}: {e}")
     if not isinstance(tdata, dict):
-        _fail(v, "crash", f"the timing record{where} is not a record", res.log)
-        return False
+        return hard("crash", f"the timing record{where} is not a record")
     samples, afters = tdata.get("samples"), tdata.get("inputs_after")
     keys = {str(i) for i in timed}
     for what, got in (("sampled outputs", samples), ("inputs after the timed calls", afters)):
@@ -1073,51 +1089,58 @@ def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name:
             continue  # nothing sampled (guards off): flagged below when guards are on
         if not isinstance(got, dict) or set(got) != keys:
             shown = sorted(map(str, got))[:8] if isinstance(got, dict) else type(got).__name__
-            _fail(v, "crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}", res.log)
-            return False
-    drawn, steered = _timed_cases(res, prep, timed, config)
+            return hard("crash", f"the timing record{where} has {what} for sets {shown}, not the timed sets {sorted(keys)[:8]}")
+    drawn, steered = _timed_cases(res, prep, timed, timed_config)
     if steered:
-        _fail(v, "input_mutated", f"during timing{where}: {steered}", res.log)
-        return False
+        return hard("input_mutated", f"during timing{where}: {steered}")
     rewritten = _rewritten(tdata, drawn.pop("written"), cmp_dev)
     if rewritten:
-        _fail(v, "crash", f"the timing record{where} {rewritten}", res.log)
-        return False
+        return hard("crash", f"the timing record{where} {rewritten}")
+    tol = protocols.tolerance(opts.protocol, prep.precision)
+    need, worst, over = 0.0, 0.0, None
     for idx, outs in (samples or {}).items():
-        m, _ = compare_outputs(drawn[int(idx)].expected, outs, prep.tolerance, what="timed output", device=cmp_dev)
-        if m:
-            _fail(v, "output_mismatch", f"output during timing{where} differs from the reference: {m.message}", res.log)
-            return False
+        m = measure_outputs(drawn[int(idx)].expected, outs, what="timed output", device=cmp_dev)
+        if m.hard is not None:
+            return hard(m.hard.failure, f"output during timing{where} differs from the reference: {m.hard.message}")
+        need, worst = max(need, m.tol_needed), max(worst, m.max_abs_err)
+        found = m.mismatch(tol)
+        if found is not None and over is None:
+            over = f"{tag} output during timing{where} differs from the reference: {found.message}"
     for idx, after in afters.items():
         changed = unchanged(drawn[int(idx)].inputs, after, cmp_dev)
         if changed:
-            _fail(v, "input_mutated", f"during timing{where}: {changed}", res.log)
-            return False
+            return hard("input_mutated", f"during timing{where}: {changed}")
     if opts.guards and not samples:
         v.flags.append(f"timing_unchecked: no timed output{where} could be sampled for re-checking")
-    return True
+    return config_checks.SetResult(None, None, need, worst, over)
 
 
-def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> bool:
-    """``time_variants``: each variant's timed outputs re-checked as the default's are (a wrong
-    output there fails the candidate), its time, the eager baseline's on the same sets, the speedup."""
+def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions, configs: list[dict]) -> None:
+    """``time_variants``: each variant's timed outputs re-checked as the default's are (folded into
+    that variant's result: a wrong output there fails it), its time, the eager baseline's on the
+    same sets, the speedup. A variant that failed its checks was not timed."""
+    by_name = {c["config"]: c for c in configs}
     reported = {m.get("config"): m.get("timing") for m in res.messages
                 if isinstance(m, dict) and m.get("event") == "variant_timing" and isinstance(m.get("config"), str)}
     for name, timed, _ in prep.timed_variants:
+        c = by_name[name]
+        if c["hard_failure"] or not c["checked"]:
+            continue
         stats = reported.get(name)
         if not isinstance(stats, dict):
-            _fail(v, "crash", f"the worker reported no timing of variant {name}", res.log)
-            return False
+            config_checks.fail_config(c, "crash", f"[{name}] the worker reported no timing of variant {name}")
+            continue
         stats = _timing_stats(stats)
         if isinstance(stats, str):
-            _fail(v, "crash", f"the worker's timing report of variant {name} is malformed: {stats}", res.log)
-            return False
-        if not _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}", config=name):
-            return False
+            config_checks.fail_config(c, "crash", f"[{name}] the worker's timing report of variant {name} is malformed: {stats}")
+            continue
+        r = _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}", name, timed_config=name)
+        config_checks.add_set(c, r, count=False)
+        if r.hard:
+            continue
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],
                                    "sol_ms": prep.variant_sol_ms(name)}
-    return True
 
 
 def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:

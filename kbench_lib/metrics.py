@@ -203,3 +203,58 @@ def failure_counts(df: pd.DataFrame, by=("model",), flag_names: bool = False) ->
     flagged = df["flags"].apply(lambda f: f"flagged: {flag_name(f)}") if flag_names and len(df) else "flagged"
     outcome = np.where(df["failure"].notna(), df["failure"], np.where(trusted(df), "trusted", flagged))
     return df.assign(outcome=outcome).groupby([*by, "outcome"]).size().unstack(fill_value=0)
+
+
+def under_protocol(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """The rows as ``protocol`` reads them (:mod:`kbench_lib.protocols`), without judging again:
+    ``correct``, ``trusted``, ``failure`` and ``cause`` recomputed from each row's ``configs`` and
+    ``protocol`` set. Rows without ``configs`` (records written before protocols, and verdicts that
+    ended before any configuration was compared: a build or load failure, a crash while timing) keep
+    their verdict; the first read as judged under ``kbench``."""
+    from . import protocols
+
+    protocol = protocols.check(protocol)
+    out = df.copy()
+    if not len(out):
+        return out.assign(protocol=protocol) if len(out.columns) else out
+    configs = out["configs"] if "configs" in out else pd.Series(None, index=out.index, dtype=object)
+    precision = out["precision"].fillna("fp32") if "precision" in out else pd.Series("fp32", index=out.index)
+    correct, failure, cause = [], [], []
+    for cfgs, prec, ok, fail, old_cause in zip(configs, precision, out["correct"], out["failure"],
+                                               out["cause"] if "cause" in out else [None] * len(out)):
+        cfgs = [dict(c) for c in cfgs] if cfgs is not None and len(cfgs) else None
+        if cfgs is None:
+            correct.append(bool(ok) if ok is not None and ok == ok else False)
+            failure.append(fail)
+            cause.append(old_cause if isinstance(old_cause, str) else (fail if isinstance(fail, str) else None))
+            continue
+        d = protocols.decide(cfgs, str(prec), protocol)
+        correct.append(d["correct"])
+        failure.append(d["failure"])
+        cause.append(d["cause"])
+    out["correct"], out["failure"], out["cause"] = correct, failure, cause
+    out["protocol"] = protocol
+    out["trusted"] = trusted(out)
+    return out
+
+
+def protocol_summary(df: pd.DataFrame, ps=(0.0, 1.0, 1.5, 2.0), by=("model",)) -> pd.DataFrame:
+    """:func:`summary` of the same rows under each protocol, one block of rows per protocol."""
+    from .protocols import PROTOCOLS
+
+    parts = [summary(under_protocol(df, p), by=by, ps=ps).assign(protocol=p) for p in PROTOCOLS]
+    table = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) else pd.DataFrame()
+    return table[["protocol", *[c for c in table.columns if c != "protocol"]]] if len(table) else table
+
+
+def protocol_gap(df: pd.DataFrame, loose: str = "kernelbench-v0", strict: str = "kbench", by=("model",)) -> pd.DataFrame:
+    """What separates two protocols: rows correct under ``loose`` and rejected under ``strict``,
+    counted by their cause under ``strict`` (shape specialisation, reduced precision, a failure)."""
+    a, b = under_protocol(df, loose), under_protocol(df, strict)
+    gap = b[a["correct"].astype(bool) & ~b["correct"].astype(bool)]
+    if not len(gap):
+        return pd.DataFrame()
+    gap = gap.assign(cause=gap["cause"].fillna("unknown"))
+    if not by:
+        return gap["cause"].value_counts().sort_index().to_frame().T.reset_index(drop=True).rename_axis(columns=None)
+    return gap.groupby([*by, "cause"]).size().unstack(fill_value=0)

@@ -27,7 +27,7 @@ from functools import partial
 
 import torch
 
-from . import baselines_store, profiling, roofline, variants
+from . import baselines_store, profiling, roofline, tf32, variants
 from .lint import degenerate_reasons
 from .problems import Config, Problem, ProblemError
 from .provenance import device_name
@@ -103,6 +103,7 @@ class PreparedProblem:
     _compile_ms: dict = field(default_factory=dict)
     _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
     _timed_models: dict = field(default_factory=dict)  # config name -> (reference model, init inputs) (timed_case)
+    _tf32_tol: dict = field(default_factory=dict)  # config name -> the reference's own TF32 error (reference_tf32_tol)
 
     @property
     def timed(self) -> list[bool]:
@@ -145,6 +146,21 @@ class PreparedProblem:
             reference = self._timed_models[s.config.name] = (model, self.cases[index].init_inputs)
         return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
                          keep_on_device=self.expected_on_device, reference=reference)
+
+    def reference_tf32_tol(self, config: str) -> float | None:
+        """``tol_needed`` of the reference run with TF32 on, against its fp32 outputs, on the first
+        checked set of ``config`` (:func:`kbench_lib.tf32.reference_error`), measured once; None
+        where it does not apply or could not be measured."""
+        if config not in self._tf32_tol:
+            i = next((k for k, s in enumerate(self.specs) if s.config.name == config and not s.timed), None)
+            value = None
+            if i is not None:
+                try:
+                    value = tf32.reference_error(self.problem, self.specs[i], self.cases[i].expected, self.device, self.precision)
+                except Exception as e:  # noqa: BLE001 - the reference ran before; a failure here only loses the explanation
+                    self.notes.append(f"the reference's TF32 error on {config} could not be measured: {type(e).__name__}: {str(e)[:200]}")
+            self._tf32_tol[config] = value
+        return self._tf32_tol[config]
 
     def reference_model(self):
         """The reference model of the timed configuration, built once."""

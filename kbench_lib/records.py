@@ -21,6 +21,14 @@ MAX_SOURCE_CHARS = 200_000
 # one device kernel of a profile (kbench_lib.profiling.kernel_table)
 KERNELS = pa.list_(pa.struct([("name", pa.string()), ("op", pa.string()), ("count", pa.int32()), ("device_us", pa.float64())]))
 
+# one configuration of a judgement (kbench_lib.protocols: what each field means)
+CONFIGS = pa.list_(pa.struct([
+    ("config", pa.string()), ("kind", pa.string()), ("checked", pa.bool_()), ("passed", pa.bool_()), ("failure", pa.string()),
+    ("hard_failure", pa.string()), ("message", pa.string()), ("reason", pa.string()), ("tol_needed", pa.float64()),
+    ("max_abs_err", pa.float64()), ("ref_tf32_tol", pa.float64()), ("sets", pa.int32()),
+]))
+CONFIG_FIELDS = [f.name for f in CONFIGS.value_type]
+
 SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -113,6 +121,10 @@ SCHEMA = pa.schema(
         ("variant_speedups", pa.map_(pa.string(), pa.float64())),  # eager baseline time / candidate time
         ("variant_runtime_ms", pa.map_(pa.string(), pa.float64())),  # the candidate's median
         ("variant_baseline_ms", pa.map_(pa.string(), pa.float64())),  # the eager baseline's median
+        # protocols (kbench_lib.protocols): null in records written before them, which read as judged under kbench
+        ("protocol", pa.string()),  # the protocol that decided ``correct``
+        ("cause", pa.string()),  # why a rejection happened: shape_specialisation, reduced_precision, else the failure
+        ("configs", CONFIGS),  # every configuration's result, whatever the protocol
     ]
 )
 
@@ -132,6 +144,21 @@ def _pairs(counts: dict | None):
 def _variant_column(timings: dict | None, key: str):
     """One quantity of a verdict's ``variant_timings`` as map pairs; None where no variant was timed."""
     return sorted((str(name), float(t[key])) for name, t in timings.items()) if timings else None
+
+
+def _configs_column(configs: list | None):
+    """A verdict's per-configuration results as the ``configs`` column (messages cut short,
+    infinite numbers kept: parquet holds them)."""
+    if not configs:
+        return None
+    out = []
+    for c in configs:
+        row = {k: c.get(k) for k in CONFIG_FIELDS}
+        row["message"] = truncate(row["message"], 1000)
+        for k in ("tol_needed", "max_abs_err", "ref_tf32_tol"):
+            row[k] = None if row[k] is None else float(row[k])
+        out.append(row)
+    return out
 
 
 def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=(),
@@ -204,6 +231,9 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "variant_speedups": _variant_column(v.get("variant_timings"), "speedup"),
         "variant_runtime_ms": _variant_column(v.get("variant_timings"), "runtime_ms"),
         "variant_baseline_ms": _variant_column(v.get("variant_timings"), "baseline_ms"),
+        "protocol": v.get("protocol"),
+        "cause": v.get("cause"),
+        "configs": _configs_column(v.get("configs")),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

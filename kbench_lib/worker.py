@@ -447,58 +447,13 @@ def run(mode: str, jobdir: str) -> int:
                 flags.append(text)
             set_flags()  # measure on the judge's settings regardless
 
-    for i, meta in enumerate(cases):
-        if meta.get("timed"):
-            continue  # timing-only input sets: never seen before the timed calls
-        chan.send(event="stage", stage="correctness", case=i)
-        case = loaded[i]
-        try:
-            model = make_model(case)
-            inputs = to_device(case["inputs"], device)
-            if backward:
-                require_grad(inputs)
-            poison_allocator(device, job.get("poison_bytes", 0))
-            set_flags()
-            if backward:
-                model.zero_grad(set_to_none=True)
-                out = model(*inputs)
-            else:
-                with torch.no_grad():
-                    out = model(*inputs)
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            check_settings("during a correctness call")
-            outs, err, out_flags = _check_output(out, inputs)
-            if err:
-                chan.send(event="failure", failure="output_mismatch", message=err, case=i)
-                return 0
-            flags.extend(f for f in out_flags if f not in flags)
-            record = {"outputs": [_detach(o) for o in outs], "inputs_after": _inputs_after(inputs)}
-            if backward:
-                grads = case["grad_output"]
-                if len(grads) != len(outs) or any(o.shape != g.shape for o, g in zip(outs, grads)):
-                    chan.send(event="failure", failure="shape_mismatch", message="output shapes differ from the reference's", case=i)
-                    return 0
-                torch.autograd.backward(outs, grads)
-                if device.type == "cuda":
-                    torch.cuda.synchronize(device)
-                record["input_grads"] = [
-                    (_detach(t.grad) if t.grad is not None else None) if isinstance(t, _Tensor) and t.is_floating_point() else None
-                    for t in inputs
-                ]
-                record["param_grads"] = {n: _detach(p.grad) for n, p in model.named_parameters() if p.grad is not None}
-            _write_tensors(os.path.join(outdir, f"case_{i}.kbt"), record)
-            del out, outs, record
-        except _LoadError as e:
-            chan.send(event="failure", failure="load_error", message=str(e), case=i)
-            return 0
-        except BaseException as e:  # noqa: BLE001
-            if isinstance(e, SystemExit):
-                chan.send(event="failure", failure="crash", message=f"candidate called sys.exit({e.code})", case=i)
-                return 0
-            chan.send(event="failure", failure=_failure_of(e), message=_trace(e), case=i)
-            return 0
-        chan.send(event="case_done", case=i)
+    failed = _check_configs(cases, loaded, make_model, device, backward, outdir, chan, flags, check_settings, job)
+    if failed is _STOPPED:
+        chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
+        return 0
+    if cases and cases[0]["config"] in failed:  # the default configuration failed: nothing is timed
+        chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
+        return 0
 
     groups = timing_groups(cases)
     timed, warm = (groups[0][1], groups[0][2]) if groups else ([], [])
@@ -529,6 +484,8 @@ def run(mode: str, jobdir: str) -> int:
             # speedup (the variants' files stay open to that; they feed analyses only)
             order = list(enumerate(groups))
             for k, (config, timed, warm) in order[1:] + order[:1]:
+                if config in failed:
+                    continue  # a variant that failed its checks is not timed
                 chan.send(event="stage", stage="timing" if k == 0 else "variant_timing", config=config)
                 draws = _TimedDraws(loaded, cases, timed, job, device, backward, drawing, flags)
                 found = _time(job, loaded, draws, warm, make_model, device, backward, outdir, chan, variant=config if k else None)
@@ -540,7 +497,7 @@ def run(mode: str, jobdir: str) -> int:
             chan.send(event="failure", failure="load_error", message=str(e))
             return 0
         except BaseException as e:  # noqa: BLE001 - on the default configuration or a variant: the candidate's failure
-            where = f"while timing variant {config}: " if k else ""
+            where = f"while timing variant {config}: " if k else f"[{config}] while timing: "
             if isinstance(e, SystemExit):
                 chan.send(event="failure", failure="crash", message=f"{where}candidate called sys.exit({e.code})")
                 return 0
@@ -549,6 +506,90 @@ def run(mode: str, jobdir: str) -> int:
 
     chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
     return 0
+
+
+_STOPPED = object()  # _check_configs: a failure left the process unfit to check more
+
+
+def _check_configs(cases, loaded, make_model, device, backward, outdir, chan, flags, check_settings, job):
+    """Every checked set of every configuration, each set's record written to ``case_<i>.kbt``.
+    A set that fails ends its configuration (its other sets are skipped: reported ``case_failed``)
+    and the next configuration is checked, so that each configuration's result is known; a failure
+    that leaves a CUDA context unusable stops the checks (``stopped``). Returns the names of the
+    configurations that failed, or :data:`_STOPPED`."""
+    failed: set = set()
+    for i, meta in enumerate(cases):
+        if meta.get("timed") or meta["config"] in failed:
+            continue  # timing-only sets: never seen before the timed calls; a failed configuration is settled
+        chan.send(event="stage", stage="correctness", case=i)
+        failure = _check_one(i, loaded[i], make_model, device, backward, outdir, check_settings, flags, job.get("poison_bytes", 0))
+        if failure is None:
+            chan.send(event="case_done", case=i)
+            continue
+        category, message = failure
+        failed.add(meta["config"])
+        chan.send(event="case_failed", case=i, config=meta["config"], failure=category, message=f"[{meta['config']}] {message}")
+        if device.type == "cuda" and not _context_usable(device):
+            chan.send(event="stopped", case=i, reason=f"the CUDA context was unusable after {meta['config']} failed ({category})")
+            return _STOPPED
+    return failed
+
+
+def _check_one(i, case, make_model, device, backward, outdir, check_settings, flags, poison_bytes: int) -> tuple[str, str] | None:
+    """One checked set's call: its record written, or (failure category, message)."""
+    try:
+        model = make_model(case)
+        inputs = to_device(case["inputs"], device)
+        if backward:
+            require_grad(inputs)
+        poison_allocator(device, poison_bytes)
+        set_flags()
+        if backward:
+            model.zero_grad(set_to_none=True)
+            out = model(*inputs)
+        else:
+            with torch.no_grad():
+                out = model(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        check_settings("during a correctness call")
+        outs, err, out_flags = _check_output(out, inputs)
+        if err:
+            return "output_mismatch", err
+        flags.extend(f for f in out_flags if f not in flags)
+        record = {"outputs": [_detach(o) for o in outs], "inputs_after": _inputs_after(inputs)}
+        if backward:
+            grads = case["grad_output"]
+            if len(grads) != len(outs) or any(o.shape != g.shape for o, g in zip(outs, grads)):
+                return "shape_mismatch", "output shapes differ from the reference's"
+            torch.autograd.backward(outs, grads)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            record["input_grads"] = [
+                (_detach(t.grad) if t.grad is not None else None) if isinstance(t, _Tensor) and t.is_floating_point() else None
+                for t in inputs
+            ]
+            record["param_grads"] = {n: _detach(p.grad) for n, p in model.named_parameters() if p.grad is not None}
+        _write_tensors(os.path.join(outdir, f"case_{i}.kbt"), record)
+        return None
+    except _LoadError as e:
+        return "load_error", str(e)
+    except BaseException as e:  # noqa: BLE001 - the candidate's call may raise anything
+        if isinstance(e, SystemExit):
+            return "crash", f"candidate called sys.exit({e.code})"
+        return _failure_of(e), _trace(e)
+
+
+def _context_usable(device: torch.device) -> bool:
+    """Whether the CUDA context still runs work (an illegal address or a failed launch leaves it
+    unusable for the rest of the process's life)."""
+    try:
+        torch.cuda.synchronize(device)
+        torch.empty(1, device=device).add_(1)
+        torch.cuda.synchronize(device)
+        return True
+    except BaseException:  # noqa: BLE001
+        return False
 
 
 def _leftover_flags(harness, threads_before: int) -> list[str]:

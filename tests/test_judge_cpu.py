@@ -70,7 +70,8 @@ def test_failure_message_starts_at_the_candidates_frames(scale_add_relu, fixture
     """The traceback in the verdict (and so in records and the CLI) begins in the candidate's file."""
     v = _judge(scale_add_relu, fixtures, "raises.py", fast_cpu_opts)
     lines = v.message.splitlines()
-    assert lines[0] == "Traceback (most recent call last):" and "frames of the harness hidden" in lines[1]
+    # the failing configuration first (every failure message names it), then the candidate's frames
+    assert lines[0] == "[small] Traceback (most recent call last):" and "frames of the harness hidden" in lines[1]
     assert lines[2].startswith('  File "candidate.py", line 6, in forward'), v.message
     assert "worker.py" not in v.message and lines[-1] == "ValueError: kernel launch failed on purpose"
 
@@ -338,12 +339,14 @@ def test_a_forged_median_is_a_crash(median):
     res = SimpleNamespace(messages=[{"event": "timing", "timing": stats},
                                     {"event": "variant_timing", "config": "v", "timing": stats},
                                     {"event": "variant_timing", "config": ["unhashable"], "timing": stats}], log="")
-    v = _forged_verdict()
-    assert not judge_mod._check_timed_outputs(v, res, SimpleNamespace(timing_groups=[("d", [0], [])]), None, judge_mod.JudgeOptions())
-    assert v.failure == "crash" and "median_ms" in v.message
-    v = _forged_verdict()
-    assert not judge_mod._time_variants(v, res, SimpleNamespace(timed_variants=[("v", [1], [])]), None, judge_mod.JudgeOptions())
-    assert v.failure == "crash" and "median_ms" in v.message
+    from kbench_lib.config_checks import new_config
+
+    v, default = _forged_verdict(), new_config("d", "default")
+    assert not judge_mod._check_timed_outputs(v, res, SimpleNamespace(timing_groups=[("d", [0], [])]), None, judge_mod.JudgeOptions(), default)
+    assert default["hard_failure"] == "crash" and "median_ms" in default["message"] and default["message"].startswith("[d]")
+    v, variant = _forged_verdict(), {**new_config("v", "declared"), "checked": True}
+    judge_mod._time_variants(v, res, SimpleNamespace(timed_variants=[("v", [1], [])]), None, judge_mod.JudgeOptions(), [variant])
+    assert variant["hard_failure"] == "crash" and "median_ms" in variant["message"] and not v.variant_timings
 
 
 @pytest.mark.parametrize("keys", [["-1", "0"], ["x", "0"], ["0", "2"], ["0"], ["0", "1", "2"]])
@@ -363,21 +366,22 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
                      {"samples": {k: good for k in keys}, "inputs_after": {"0": [], "1": []}})
     case = SimpleNamespace(expected=good, inputs=[])
     other = SimpleNamespace(expected=[torch.zeros(3)], inputs=[])
-    prep = SimpleNamespace(device="cpu", cases=[case, case, other], tolerance=1e-4, timed_case=lambda i, seed: [case, case, other][i])
+    prep = SimpleNamespace(device="cpu", precision="fp32", cases=[case, case, other], timed_case=lambda i, seed: [case, case, other][i])
     v = _forged_verdict()
     ones = fingerprint(good[0])["sums"]
     res = SimpleNamespace(log="", messages=[{"event": "timed_inputs", "config": None,
                                              "cases": {"0": {"seed": 1, "inputs": []}, "1": {"seed": 2, "inputs": []}},
                                              "written": {"samples": {"0": [ones], "1": [ones]}, "inputs_after": {"0": [], "1": []}}}])
     try:
-        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
-        assert v.failure == "crash" and "timed sets" in v.message, v.message
+        r = judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
+        assert r.hard == "crash" and "timed sets" in r.message and r.message.startswith("[d]"), r.message
         # the same record with exactly the group's sets passes
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [], "1": []}})
         v = _forged_verdict()
-        assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), ""), v.message
+        r = judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
+        assert r.hard is None and r.tol_needed == 0.0, r.message
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": []}})
-        assert not judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "")
+        assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d").hard == "crash"
     finally:
         out.close()
 
@@ -408,33 +412,34 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
     tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
     case = SimpleNamespace(expected=good, inputs=[fp], config="default")
     asked = []
-    prep = SimpleNamespace(device="cpu", cases=[case, case], tolerance=1e-4, timed_case=lambda i, seed: asked.append((i, seed)) or case)
+    prep = SimpleNamespace(device="cpu", precision="fp32", cases=[case, case], timed_case=lambda i, seed: asked.append((i, seed)) or case)
     msgs = [] if reported is None else [{"event": "timed_inputs", "config": None, "cases": reported}]
     v = _forged_verdict()
     try:
-        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
-                                              judge_mod.JudgeOptions(), "")
-        assert v.failure == "input_mutated" and why in v.message, v.message
+        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
+                                       judge_mod.JudgeOptions(), "", "default")
+        assert r.hard == "input_mutated" and why in r.message, r.message
         ones = fingerprint(good[0])["sums"]
         written = {"samples": {"0": [ones], "1": [ones]}, "inputs_after": {"0": [fp], "1": [fp]}}
         honest = [{"event": "timed_inputs", "config": None, "written": written,
                    "cases": {"0": {"seed": 11, "inputs": [[1.0, 2.0]]}, "1": {"seed": 12, "inputs": [[1.0, 2.0]]}}}]
         v, asked[:] = _forged_verdict(), []
-        assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
-                                          judge_mod.JudgeOptions(), ""), v.message
+        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+                                       judge_mod.JudgeOptions(), "", "default")
+        assert r.hard is None, r.message
         assert asked == [(0, 11), (1, 12)]  # the judge drew the sets with the worker's seeds
         # the same report labelled as another configuration's is not this run's
         other = [{**honest[0], "config": "small_variant0"}]
         v = _forged_verdict()
-        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=other), prep, out, "timing.kbt", [0, 1],
-                                              judge_mod.JudgeOptions(), "")
+        assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=other), prep, out, "timing.kbt", [0, 1],
+                                          judge_mod.JudgeOptions(), "", "default").hard
         # a record rewritten after the worker reported it (a finalizer that ran after the write)
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"),
                          {"samples": {"0": [torch.full((3,), 2.0)], "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
         v = _forged_verdict()
-        assert not judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
-                                              judge_mod.JudgeOptions(), "")
-        assert v.failure == "crash" and "rewritten" in v.message, v.message
+        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+                                       judge_mod.JudgeOptions(), "", "default")
+        assert r.hard == "crash" and "rewritten" in r.message, r.message
     finally:
         out.close()
 

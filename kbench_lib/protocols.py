@@ -1,0 +1,170 @@
+"""Protocols: which of a judgement's configurations, at which tolerance, decide ``correct``.
+
+A judgement checks every configuration (the default, the problem's declared variants, the variants
+derived from its size constants) and keeps, per configuration, a :data:`ConfigResult` dict:
+
+``config``        the configuration's name
+``kind``          ``default``, ``declared`` or ``derived``
+``checked``       False when no set of it could be checked (``reason`` says why)
+``hard_failure``  a failure no tolerance removes (``shape_mismatch``, ``dtype_mismatch``, ``nonfinite``,
+                  ``input_mutated``, ``runtime_error``, ``crash``, ...), or None
+``tol_needed``    the smallest t for which ``allclose(out, ref, atol=t, rtol=t)`` passes on every set,
+                  output and gradient of it (max |out - ref| / (1 + |ref|)); None when nothing compared
+``max_abs_err``   the largest absolute error
+``ref_tf32_tol``  ``tol_needed`` of the reference itself run with TF32 on (fp32 only, measured when a
+                  candidate's error on it is over the fp32 tolerance), else None
+``passed``, ``failure``, ``message``   the configuration under the verdict's own protocol
+
+Under a protocol a configuration passes when it was checked, has no hard failure, and its
+``tol_needed`` is within the protocol's tolerance for the run's precision
+(:func:`config_passes`); :func:`decide` reads a whole judgement. This module is pure Python: the
+metrics read old records under any protocol with it, without judging again.
+
+- ``kbench`` (default): every configuration; fp32 1e-4, fp16 and bf16 1e-2.
+- ``kernelbench``: the default configuration only (the problem's declared shape); fp32 1e-4, fp16
+  and bf16 1e-2 (upstream KernelBench's current rule).
+- ``kernelbench-v0``: the default configuration only; atol = rtol = 1e-2 for every precision
+  (upstream's first release).
+
+Why a rejection happened (:func:`decide`'s ``cause``), countable in the records:
+
+- ``shape_specialisation``: the default configuration passes and a variant fails (hard-coded sizes,
+  missing masks);
+- ``reduced_precision``: every failing configuration fails by its error alone, over the tolerance
+  but within :data:`ENVELOPE` times what the reference itself makes with TF32 on (TF32 ``tl.dot``,
+  approximate arithmetic of that size);
+- otherwise the failure category itself.
+
+The causes are not failure categories (DESIGN.md's list stays what it is: a consumer that knows
+the categories keeps working) and not flags (a flag marks a *correct* result as untrusted): they
+explain a rejection, in a column of their own.
+"""
+from __future__ import annotations
+
+import math
+
+PROTOCOLS = ("kbench", "kernelbench", "kernelbench-v0")
+DEFAULT = "kbench"
+KBENCH_TOLERANCE = {"fp32": 1e-4, "bf16": 1e-2, "fp16": 1e-2}
+_TOLERANCES = {"kbench": KBENCH_TOLERANCE, "kernelbench": KBENCH_TOLERANCE,
+               "kernelbench-v0": {"fp32": 1e-2, "bf16": 1e-2, "fp16": 1e-2}}
+_DEFAULT_ONLY = {"kernelbench", "kernelbench-v0"}
+DESCRIPTIONS = {
+    "kbench": "every configuration (default, declared and derived variants); fp32 1e-4, fp16/bf16 1e-2",
+    "kernelbench": "the declared shape only; fp32 1e-4, fp16/bf16 1e-2 (upstream KernelBench's current rule)",
+    "kernelbench-v0": "the declared shape only; atol=rtol=1e-2 for every precision (upstream's first release)",
+}
+# a failing configuration's error within this many times the reference's own TF32 error is read as
+# reduced precision (TF32 or approximate arithmetic), not as a wrong kernel: two TF32 GEMMs that sum
+# in another order differ from fp32 by errors of the same size, not the same errors
+ENVELOPE = 4.0
+CAUSES = ("shape_specialisation", "reduced_precision")
+
+
+class UnknownProtocol(ValueError):
+    pass
+
+
+def check(name: str | None) -> str:
+    """``name`` when it is a protocol (None: the default), else :class:`UnknownProtocol` with a
+    one-line message that lists the choices."""
+    if name is None or name == "":
+        return DEFAULT
+    if name not in PROTOCOLS:
+        raise UnknownProtocol(f"unknown protocol {name!r}: choose one of {', '.join(PROTOCOLS)}")
+    return name
+
+
+def tolerance(protocol: str, precision: str) -> float:
+    """atol = rtol of ``protocol`` for ``precision``."""
+    return _TOLERANCES[check(protocol)].get(precision, KBENCH_TOLERANCE["fp32"])
+
+
+def loosest_tolerance(precision: str) -> float:
+    """The largest tolerance any protocol allows for ``precision``: a default configuration whose
+    error is within it may be correct under some protocol, so the judge times it."""
+    return max(tolerance(p, precision) for p in PROTOCOLS)
+
+
+def in_scope(protocol: str, config: dict) -> bool:
+    """Whether ``config`` decides correctness under ``protocol``."""
+    return config.get("kind") == "default" or check(protocol) not in _DEFAULT_ONLY
+
+
+def config_passes(config: dict, tol: float) -> bool:
+    t = config.get("tol_needed")
+    return bool(config.get("checked")) and not config.get("hard_failure") and t is not None and _finite(t) and t <= tol
+
+
+def config_failure(config: dict, tol: float) -> str | None:
+    """The configuration's failure category at ``tol`` (None when it passes)."""
+    if config_passes(config, tol):
+        return None
+    if not config.get("checked"):
+        return "not_checked"
+    return config.get("hard_failure") or "output_mismatch"
+
+
+def within_envelope(config: dict) -> bool:
+    """A failure by the size of the error alone, within what the reference makes with TF32 on."""
+    t, ref = config.get("tol_needed"), config.get("ref_tf32_tol")
+    return (bool(config.get("checked")) and not config.get("hard_failure") and t is not None and ref is not None
+            and _finite(t) and _finite(ref) and ref > 0 and t <= ENVELOPE * ref)
+
+
+def decide(configs: list[dict], precision: str, protocol: str) -> dict:
+    """``correct``, ``failure``, ``cause`` and ``message`` of a judgement's configurations under
+    ``protocol``. ``failure`` is the first failing configuration's (the default's first), never a
+    cause; ``message`` names that configuration. With no configuration at all: not correct."""
+    tol = tolerance(protocol, precision)
+    scoped = [c for c in configs if in_scope(protocol, c)]
+    failing = [c for c in scoped if not config_passes(c, tol)]
+    default = next((c for c in scoped if c.get("kind") == "default"), None)
+    if default is None:
+        return {"correct": False, "failure": "crash", "cause": "crash", "message": "no result for the default configuration"}
+    if not failing:
+        return {"correct": True, "failure": None, "cause": None, "message": None}
+    checked_failing = [c for c in failing if c.get("checked")]
+    first = checked_failing[0] if checked_failing else failing[0]  # an unchecked one only ever follows a failed one
+    failure = config_failure(first, tol)
+    message = _message(first, tol)
+    if checked_failing and all(within_envelope(c) for c in checked_failing):
+        cause = "reduced_precision"
+        message += (f"; within {ENVELOPE:g}x the error the reference itself makes with TF32 on "
+                    f"({first['ref_tf32_tol']:.3g}): reduced precision (TF32 or approximate arithmetic)")
+    elif default not in failing:
+        cause = "shape_specialisation"
+        message += "; the declared shape passes: the kernel is specialised to it"
+    else:
+        cause = failure
+    return {"correct": False, "failure": failure, "cause": cause, "message": message}
+
+
+def _message(config: dict, tol: float) -> str:
+    """What went wrong with one configuration at ``tol``, naming it."""
+    name = config.get("config", "?")
+    if not config.get("checked"):
+        return f"[{name}] not checked: {config.get('reason') or 'no result'}"
+    if config.get("hard_failure"):
+        text = config.get("message") or config["hard_failure"]
+        return text if text.startswith(f"[{name}") else f"[{name}] {text}"
+    t = config.get("tol_needed")
+    if config.get("message"):  # worded by the judge at the verdict's own tolerance
+        return config["message"]
+    return (f"[{name}] outputs outside atol=rtol={tol:g}: they need {_g(t)} "
+            f"(max abs err {_g(config.get('max_abs_err'))})")
+
+
+def _g(x) -> str:
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+def _finite(x) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+__all__ = ["CAUSES", "DEFAULT", "DESCRIPTIONS", "ENVELOPE", "PROTOCOLS", "UnknownProtocol", "check", "config_failure",
+           "config_passes", "decide", "in_scope", "loosest_tolerance", "tolerance", "within_envelope"]

@@ -1,0 +1,163 @@
+"""Protocols (kbench_lib.protocols): every configuration checked and recorded, the protocol decides
+``correct``, rejections carry their cause, and records judged once read under any protocol."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from kbench_lib import metrics, protocols
+from kbench_lib.candidates import load_candidate
+from kbench_lib.config_checks import new_config
+from kbench_lib.judge import judge
+from kbench_lib.problems import load_problem
+from kbench_lib.records import RecordWriter, read_records, row_from_verdict
+
+from conftest import FIXTURES, REPO
+
+PROTO = FIXTURES / "protocols"
+
+
+def _cfg(name, kind, tol=None, hard=None, ref=None, checked=True):
+    return {**new_config(name, kind), "checked": checked, "tol_needed": tol, "hard_failure": hard, "ref_tf32_tol": ref,
+            "max_abs_err": tol, "sets": 1 if checked else 0}
+
+
+def test_each_protocol_reads_the_same_configurations_its_own_way():
+    specialised = [_cfg("small", "default", 2e-7), _cfg("small_variant0", "declared", hard="runtime_error")]
+    loose = [_cfg("small", "default", 3e-3), _cfg("small_variant0", "declared", 2e-3)]
+    d = protocols.decide(specialised, "fp32", "kbench")
+    assert (d["correct"], d["failure"], d["cause"]) == (False, "runtime_error", "shape_specialisation")
+    assert d["message"].startswith("[small_variant0]") and "specialised" in d["message"]
+    assert protocols.decide(specialised, "fp32", "kernelbench")["correct"]
+    assert protocols.decide(specialised, "fp32", "kernelbench-v0")["correct"]
+    d = protocols.decide(loose, "fp32", "kernelbench")
+    assert (d["correct"], d["failure"], d["cause"]) == (False, "output_mismatch", "output_mismatch")
+    assert protocols.decide(loose, "fp32", "kernelbench-v0")["correct"]
+    assert not protocols.decide(loose, "fp32", "kbench")["correct"]
+    assert protocols.decide(loose, "bf16", "kbench")["correct"]  # 1e-2 for bf16 under every protocol
+
+
+def test_reduced_precision_is_an_error_within_the_references_own_tf32_error():
+    within = [_cfg("default", "default", 6e-4, ref=4e-4), _cfg("v", "derived", 5e-4, ref=3e-4)]
+    d = protocols.decide(within, "fp32", "kbench")
+    assert (d["failure"], d["cause"]) == ("output_mismatch", "reduced_precision") and "TF32" in d["message"]
+    beyond = [_cfg("default", "default", 6e-3, ref=4e-4)]
+    assert protocols.decide(beyond, "fp32", "kbench")["cause"] == "output_mismatch"
+    no_gemm = [_cfg("default", "default", 6e-4, ref=0.0)]  # the reference makes no TF32 error: no envelope
+    assert protocols.decide(no_gemm, "fp32", "kbench")["cause"] == "output_mismatch"
+    hard = [_cfg("default", "default", hard="nonfinite", ref=4e-4)]
+    assert protocols.decide(hard, "fp32", "kernelbench-v0")["cause"] == "nonfinite"
+
+
+def test_a_configuration_not_checked_never_passes_and_an_unknown_protocol_lists_the_choices():
+    configs = [_cfg("d", "default", 0.0), _cfg("v0", "derived", hard="crash"), _cfg("v1", "derived", checked=False)]
+    assert protocols.config_failure(configs[2], 1.0) == "not_checked"
+    assert protocols.decide(configs, "fp32", "kbench")["failure"] == "crash"
+    assert protocols.decide(configs, "fp32", "kernelbench")["correct"]
+    with pytest.raises(protocols.UnknownProtocol, match="kbench, kernelbench, kernelbench-v0"):
+        protocols.check("kernelbench-v1")
+    assert protocols.loosest_tolerance("fp32") == 1e-2 and math.isclose(protocols.tolerance("kernelbench", "fp32"), 1e-4)
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    """Four torch candidates judged once on the CPU under kbench: an honest one, one that hard-codes
+    the SMALL row length, one in fp16, and a TF32-rounded matrix product."""
+    from kbench_lib.judge import JudgeOptions
+
+    opts = JudgeOptions(device="cpu", timing_budget_s=0.1, min_trials=5, max_trials=20, warmup_ms=1.0, run_timeout_s=60)
+    relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    matmul = load_problem(REPO / "problems" / "level1" / "2_Rectangular_Matmul.py")
+    cands = {"honest": (relu, FIXTURES / "candidates" / "scale_add_relu_torch.py"),
+             "rows_of_96": (relu, PROTO / "scale_add_relu_rows_of_96.py"),
+             "half": (relu, PROTO / "scale_add_relu_half.py"),
+             "tf32": (matmul, PROTO / "matmul_tf32.py")}
+    verdicts = {k: judge(p, load_candidate(f), opts) for k, (p, f) in cands.items()}
+    root = tmp_path_factory.mktemp("runs")
+    w = RecordWriter(root, "protocols")
+    w.append([row_from_verdict(v, run_id="protocols", model=k) for k, v in verdicts.items()])
+    return verdicts, read_records(root, "protocols")
+
+
+def test_every_configuration_is_checked_and_recorded_after_one_fails(judged):
+    verdicts, _ = judged
+    v = verdicts["rows_of_96"]
+    assert not v.correct and v.failure == "runtime_error" and v.cause == "shape_specialisation", v.message
+    assert v.message.startswith("[small_") and v.protocol == "kbench"
+    default, *variants = v.configs
+    assert default["kind"] == "default" and default["passed"] and default["tol_needed"] <= 1e-4
+    assert len(variants) >= 2 and all(c["checked"] for c in variants)  # checked on after the first variant failed
+    assert all(c["failure"] == "runtime_error" and c["message"].startswith(f"[{c['config']}]") for c in variants)
+    assert v.variants_checked == len(variants)
+    assert v.runtime_ms is not None  # the declared shape passed: timed, so other protocols can read it
+    honest = verdicts["honest"]
+    assert honest.correct and honest.cause is None and all(c["passed"] for c in honest.configs)
+
+
+def test_errors_over_the_fp32_tolerance_carry_what_they_need_and_their_cause(judged):
+    verdicts, _ = judged
+    half, tf32 = verdicts["half"], verdicts["tf32"]
+    assert half.failure == "output_mismatch" and half.cause == "output_mismatch", half.message
+    need = half.configs[0]["tol_needed"]
+    assert 1e-4 < need < 1e-2 and half.configs[0]["ref_tf32_tol"] == 0.0
+    assert "elements outside atol=rtol=0.0001" in half.message
+    assert tf32.failure == "output_mismatch" and tf32.cause == "reduced_precision", tf32.message
+    assert all(c["ref_tf32_tol"] and c["tol_needed"] <= protocols.ENVELOPE * c["ref_tf32_tol"] for c in tf32.configs)
+    assert "reduced precision" in tf32.message
+
+
+def test_records_judged_once_read_under_every_protocol(judged):
+    _, df = judged
+    assert set(df["protocol"]) == {"kbench"}
+    by = {p: metrics.under_protocol(df, p).set_index("model") for p in protocols.PROTOCOLS}
+    assert by["kbench"]["correct"].to_dict() == {"honest": True, "rows_of_96": False, "half": False, "tf32": False}
+    assert by["kernelbench"]["correct"].to_dict() == {"honest": True, "rows_of_96": True, "half": False, "tf32": False}
+    assert by["kernelbench-v0"]["correct"].to_dict() == {"honest": True, "rows_of_96": True, "half": True, "tf32": True}
+    assert by["kbench"].loc["tf32", "cause"] == "reduced_precision" and pd.isna(by["kernelbench"].loc["rows_of_96", "cause"])
+    assert set(by["kernelbench-v0"]["protocol"]) == {"kernelbench-v0"}
+    gap = metrics.protocol_gap(df, by=())
+    assert gap.to_dict("records") == [{"output_mismatch": 1, "reduced_precision": 1, "shape_specialisation": 1}]
+    table = metrics.protocol_summary(df, by=("run_id",))
+    assert list(table["protocol"]) == list(protocols.PROTOCOLS)
+    assert list(table["correct"].round(3)) == [0.167, 0.333, 1.0]  # problems weigh alike: relu 1/3, 2/3, 3/3; matmul 0, 0, 1
+
+
+def test_records_written_before_protocols_read_as_judged_under_kbench(judged):
+    _, df = judged
+    old = df.assign(configs=None, protocol=None, cause=None)
+    for p in protocols.PROTOCOLS:
+        read = metrics.under_protocol(old, p)
+        assert read["correct"].tolist() == df["correct"].tolist() and read["failure"].tolist() == df["failure"].tolist()
+        assert read["cause"].tolist() == [None if f is None else f for f in df["failure"]]
+    assert metrics.under_protocol(pd.DataFrame(), "kbench").empty
+
+
+def test_the_protocol_decides_correct_at_judging_time(judged):
+    from kbench_lib.judge import JudgeOptions
+
+    opts = JudgeOptions(device="cpu", timing=False, run_timeout_s=60, protocol="kernelbench")
+    relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    v = judge(relu, load_candidate(PROTO / "scale_add_relu_rows_of_96.py"), opts)
+    assert v.correct and v.protocol == "kernelbench" and v.failure is None
+    assert [c["passed"] for c in v.configs][1:] == [False] * (len(v.configs) - 1)  # still checked and recorded
+    v = judge(relu, load_candidate(PROTO / "scale_add_relu_half.py"), replace(opts, protocol="kernelbench-v0"))
+    assert v.correct and v.configs[0]["passed"] and v.configs[0]["tol_needed"] > 1e-4
+
+
+def test_eval_json_shows_the_configurations_and_an_unknown_protocol_is_one_line():
+    cmd = [sys.executable, "-m", "kbench_lib.cli", "eval", str(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py"),
+           str(PROTO / "scale_add_relu_rows_of_96.py"), "--device", "cpu", "--no-timing", "--protocol", "kernelbench", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    d = json.loads(out.stdout.strip().splitlines()[-1])
+    assert d["correct"] and d["protocol"] == "kernelbench" and d["variants_checked"] >= 2
+    assert {"config", "kind", "passed", "failure", "max_abs_err", "tol_needed"} <= set(d["configs"][0])
+    bad = subprocess.run(cmd[:-3] + ["--protocol", "upstream"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert bad.returncode == 2 and "choose one of kbench, kernelbench, kernelbench-v0" in bad.stderr
+    assert len([line for line in bad.stderr.splitlines() if "error" in line]) == 1
