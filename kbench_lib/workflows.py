@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics, plots
+from . import metrics, plots, protocols
 from .judge import JudgeOptions
 from .models import get_model
 from .problems import Problem, discover_with_errors
@@ -69,16 +69,19 @@ def evaluate(
     compile_baseline: bool = False,
     ray: str | bool | None = None,
     time_variants: bool = False,
+    protocol: str = "kbench",
 ) -> tuple[str, pd.DataFrame]:
     """Judge every model's candidates (``models`` maps a model name to a problem limit, 0 = all)
     and return the run's records. ``ray``: judge on a Ray cluster (True, "auto" or an address;
     docs/CLUSTER.md); then ``device`` "auto" is the cluster's (its GPUs, else the CPU), not this machine's.
-    ``time_variants``: also time every variant (per-variant speedups in ``variant_speedups``)."""
+    ``time_variants``: also time every variant (per-variant speedups in ``variant_speedups``).
+    ``protocol``: which configurations at which tolerance decide ``correct`` (docs/PROTOCOLS.md);
+    every configuration is recorded whatever it is, so the records read under any protocol."""
     device = _batch_device(device, ray)
     run_id = run_id or new_run_id()
     root = Path(runs_root or RUNS_ROOT)
     opts = JudgeOptions(device=device, small=small, precision=precision, n_seeds=seeds, timing_budget_s=timing_budget_s,
-                        compile_baseline=compile_baseline, time_variants=time_variants)
+                        compile_baseline=compile_baseline, time_variants=time_variants, protocol=protocols.check(protocol))
     for model, limit in models.items():
         chosen, skipped = plan(problems_dir, model, device, levels, limit)
         if skipped:
