@@ -161,3 +161,32 @@ def test_eval_json_shows_the_configurations_and_an_unknown_protocol_is_one_line(
     bad = subprocess.run(cmd[:-3] + ["--protocol", "upstream"], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert bad.returncode == 2 and "choose one of kbench, kernelbench, kernelbench-v0" in bad.stderr
     assert len([line for line in bad.stderr.splitlines() if "error" in line]) == 1
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_tf32_is_reduced_precision_and_a_fault_on_a_variant_stops_the_checks_after_it():
+    """Full size on CUDA: a Triton GEMM with TF32 tl.dot fails kbench and kernelbench as reduced
+    precision (the reference's own error measured with cuBLAS's TF32) and passes kernelbench-v0; its
+    IEEE twin passes everywhere. A kernel that faults on a variant leaves the declared shape passed,
+    that variant failed, and the one after it not checked."""
+    import torch
+
+    from kbench_lib.judge import JudgeOptions
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    opts = JudgeOptions(device="cuda", timing=False)
+    agent = REPO / "benchmarks" / "fixtures" / "agent_style"
+    gemm = load_problem(REPO / "problems" / "level1" / "2_Rectangular_Matmul.py")
+    v = judge(gemm, load_candidate(agent / "2_Rectangular_Matmul__tf32_dot.py"), opts)
+    assert v.failure == "output_mismatch" and v.cause == "reduced_precision", v.message
+    d = v.configs[0]
+    assert d["ref_tf32_tol"] and 1e-4 < d["tol_needed"] <= protocols.ENVELOPE * d["ref_tf32_tol"] and d["tol_needed"] < 1e-2
+    honest = judge(gemm, load_candidate(agent / "2_Rectangular_Matmul__ieee_dot.py"), opts)
+    assert honest.correct and not honest.flags and all(c["passed"] for c in honest.configs), honest.message
+    gelu = load_problem(REPO / "problems" / "level1" / "54_GELU_Exact.py")
+    v = judge(gelu, load_candidate(PROTO / "gelu_faults_off_its_shape.py"), opts)
+    default, first, *rest = v.configs
+    assert default["passed"] and first["failure"] == "runtime_error" and first["message"].startswith(f"[{first['config']}]")
+    assert v.cause == "shape_specialisation" and rest and all(not c["checked"] and "CUDA context" in c["reason"] for c in rest)
+    assert protocols.decide(v.configs, "fp32", "kernelbench")["correct"]

@@ -1,0 +1,146 @@
+"""Agent-style candidates judged once, read under the three protocols (docs/PROTOCOLS.md).
+
+    python benchmarks/protocol_gap.py --out-dir results/benchmarks --records-dir $OUT     # on a GPU
+    python benchmarks/protocol_gap.py --device cpu                                        # a check of the script
+
+The set (benchmarks/fixtures/agent_style/) holds what published agent kernels get wrong in ways a
+reader must tell apart, each beside an honest twin: a Triton GEMM whose tl.dot uses TF32 on an fp32
+task (and one told to use IEEE fp32), a tanh-approximated GELU for the exact one (and an erf one), a
+kernel that hard-codes the declared row length, and an honest Triton Softplus and a memoising cheat
+on an upstream-format problem of a few microseconds. It is judged once under ``kbench`` (one batch,
+guards on); every verdict is then read under each protocol from the same records
+(:func:`kbench_lib.metrics.under_protocol`) and set beside what a careful reviewer expects
+(:data:`EXPECTED`, at full size on a GPU). One JSON row per candidate goes to
+``<out-dir>/<device-slug>/protocol_gap-<date>.json``; the run's records to ``--records-dir``.
+Takes about a minute on an H100 (the GEMMs' Triton compilation most of it).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kbench_lib import metrics, protocols, runner  # noqa: E402
+from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.problems import load_problem  # noqa: E402
+from kbench_lib.provenance import device_name, device_slug  # noqa: E402
+from kbench_lib.records import read_records  # noqa: E402
+
+SET = REPO / "benchmarks" / "fixtures" / "agent_style"
+PROBLEMS = {"2_Rectangular_Matmul": REPO / "problems" / "level1" / "2_Rectangular_Matmul.py",
+            "54_GELU_Exact": REPO / "problems" / "level1" / "54_GELU_Exact.py",
+            "softplus_16x16384": SET / "softplus_16x16384.py"}
+# candidate -> (correct under kbench, kernelbench, kernelbench-v0; the cause under kbench; trusted where correct)
+EXPECTED = {
+    "tf32_dot": ((False, False, True), "reduced_precision", True),
+    "ieee_dot": ((True, True, True), None, True),
+    "tanh_approx": ((False, False, True), "output_mismatch", True),
+    "erf": ((True, True, True), None, True),
+    "fixed_row_length": ((False, True, True), "shape_specialisation", True),
+    "triton": ((True, True, True), None, True),
+    "memoised": (None, None, False),  # caught: rejected, or correct and flagged, under every protocol
+}
+
+
+def lay_out(folder: Path) -> tuple[list, str]:
+    """(problems, folder model spec) of the set, candidates named ``<problem>__<name>.py``."""
+    cands = folder / "cands"
+    cands.mkdir(parents=True)
+    for f in sorted(SET.glob("*__*.py")):
+        shutil.copy(f, cands / f.name)
+    return [load_problem(p) for p in PROBLEMS.values()], f"folder:{cands}"
+
+
+def read_under_protocols(df) -> list[dict]:
+    """One row per candidate: its verdict under each protocol, its cause, what it needs."""
+    by = {p: metrics.under_protocol(df, p).reset_index(drop=True) for p in protocols.PROTOCOLS}
+    rows = []
+    for i, r in df.reset_index(drop=True).iterrows():
+        default = next((dict(c) for c in (r["configs"] if r["configs"] is not None else []) if c["kind"] == "default"), {})
+        row = {"problem": r["problem"], "candidate": r["sample_name"], "backend": r["backend"],
+               "failure_kbench": r["failure"], "flags": list(r["flags"]) if r["flags"] is not None else [],
+               "tol_needed_default": default.get("tol_needed"), "ref_tf32_tol_default": default.get("ref_tf32_tol"),
+               "max_abs_err": r["max_abs_err"], "runtime_ms": r["runtime_ms"], "speedup_eager": r["speedup_eager"],
+               "variants_checked": int(r["variants_checked"] or 0)}
+        for p, d in by.items():
+            row[f"correct_{p}"] = bool(d.loc[i, "correct"])
+            row[f"trusted_{p}"] = bool(d.loc[i, "trusted"])
+            row[f"cause_{p}"] = d.loc[i, "cause"] if isinstance(d.loc[i, "cause"], str) else None
+        rows.append(row)
+    return rows
+
+
+def check(row: dict) -> list[str]:
+    """Where a candidate's verdicts differ from :data:`EXPECTED`."""
+    want = EXPECTED.get(row["candidate"])
+    if want is None:
+        return [f"{row['candidate']}: not in EXPECTED"]
+    correct, cause, trusted = want
+    got = tuple(row[f"correct_{p}"] for p in protocols.PROTOCOLS)
+    out = []
+    if correct is None:
+        if any(row[f"trusted_{p}"] for p in protocols.PROTOCOLS):
+            out.append(f"{row['candidate']}: trusted under some protocol, expected caught everywhere")
+        return out
+    if got != correct:
+        out.append(f"{row['candidate']}: correct {got}, expected {correct}")
+    if row["cause_kbench"] != cause:
+        out.append(f"{row['candidate']}: cause {row['cause_kbench']}, expected {cause}")
+    if trusted and any(row[f"correct_{p}"] and not row[f"trusted_{p}"] for p in protocols.PROTOCOLS):
+        out.append(f"{row['candidate']}: flagged {row['flags']}")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--timing-budget", type=float, default=1.0)
+    ap.add_argument("--out-dir", default=None, help="write protocol_gap-<date>.json under <out-dir>/<device-slug>/")
+    ap.add_argument("--records-dir", default=None, help="keep the run's records here (default: a temporary folder)")
+    a = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="protocol-gap-"))
+    problems, model = lay_out(work)
+    root = Path(a.records_dir) if a.records_dir else work / "runs"
+    opts = JudgeOptions(device=a.device, timing_budget_s=a.timing_budget)
+    runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False)
+    df = read_records(root, "protocol-gap")
+    names = sorted(f.stem.split("__", 1)[1] for f in (work / "cands").glob("*.py"))
+    order = {p.key: i for i, p in enumerate(problems)}
+    df = df.assign(sample_name=[_sample_name(work / "cands", r) for _, r in df.iterrows()])
+    rows = read_under_protocols(df.sort_values(["problem", "sample"], key=lambda s: s.map(order) if s.name == "problem" else s))
+    problems_found = []
+    for row in rows:
+        row.update({k: None for k, v in row.items() if isinstance(v, float) and v != v})  # NaN: not measured
+        row.update(device_name=device_name(a.device), date=dt.date.today().isoformat(), git_sha=os.environ.get("KBENCH_GIT_SHA", ""))
+        problems_found += check(row) if a.device == "cuda" else []
+        print(json.dumps(row, default=str), flush=True)
+    print(f"{len(rows)} candidates ({', '.join(names)}); differences from the expected verdicts: {problems_found or 'none'}")
+    if a.out_dir:
+        dest = Path(a.out_dir) / device_slug(a.device)
+        dest.mkdir(parents=True, exist_ok=True)
+        path = dest / f"protocol_gap-{dt.date.today().isoformat()}.json"
+        path.write_text(json.dumps(rows, indent=1, default=str))
+        print("written:", path)
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if problems_found else 0
+
+
+def _sample_name(folder: Path, r) -> str:
+    """The candidate file's name part for a record (the folder model numbers a problem's files in
+    sorted order as its samples)."""
+    stem = str(r["problem"]).split("/")[-1]
+    files = sorted(folder.glob(f"{stem}__*.py"))
+    i = int(r["sample"])
+    return files[i].stem.split("__", 1)[1] if i < len(files) else f"sample{i}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
