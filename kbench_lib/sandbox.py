@@ -91,19 +91,27 @@ if [ -n "$KBENCH_RW" ] && mount --make-rprivate / 2>/dev/null; then
     done
   fi
   # /dev/shm: a fresh tmpfs of its own, the job's folder under it bound back in (forkserver._private_shm)
-  shm_dir=""
+  # through a descriptor of this shell's own, held across the mount that hides the folder. Its number
+  # is one the worker was not passed: a fixed 9 once replaced, then closed, whatever the judge had
+  # passed there (a build's message pipe: the worker died at start with EBADF, judged a crash)
+  shm_dir=""; shm_fd=""
   old_ifs=$IFS; IFS=:
   for d in $KBENCH_RW; do case "$d" in /dev/shm/*) shm_dir="$d";; esac; done
   IFS=$old_ifs
-  if [ $ok = 1 ] && [ -d /dev/shm ] && { [ -z "$shm_dir" ] || exec 9<"$shm_dir"; } 2>/dev/null; then
+  if [ -n "$shm_dir" ]; then
+    for n in 3 4 5 6 7 8 9; do [ -e "/proc/$$/fd/$n" ] || { shm_fd=$n; break; }; done
+    [ -n "$shm_fd" ] || ok=0
+  fi
+  # `command`: a failed redirection of exec must not end the shell (it would, exec being special)
+  if [ $ok = 1 ] && [ -d /dev/shm ] && { [ -z "$shm_dir" ] || command eval "exec $shm_fd<\"\$shm_dir\""; } 2>/dev/null; then
     if mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm 2>/dev/null; then
-      if [ -n "$shm_dir" ] && ! { mkdir -p "$shm_dir" && mount --no-canonicalize --bind "/proc/$$/fd/9" "$shm_dir" && [ -d "$shm_dir/tmp" ]; } 2>/dev/null; then
+      if [ -n "$shm_dir" ] && ! { mkdir -p "$shm_dir" && mount --no-canonicalize --bind "/proc/$$/fd/$shm_fd" "$shm_dir" && [ -d "$shm_dir/tmp" ]; } 2>/dev/null; then
         umount -l /dev/shm 2>/dev/null; ok=0
       fi
     else
       ok=0
     fi
-    exec 9<&-
+    [ -z "$shm_fd" ] || eval "exec $shm_fd<&-"
   fi
 fi
 export KBENCH_FS_READONLY=$ok

@@ -103,3 +103,70 @@ def test_die_with_parent_loads_no_library_after_fork():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# A fresh interpreter that lays its descriptors out so that start_isolated's message pipe gets
+# the write end TARGET (the pipe takes the two lowest free numbers), then runs a child that writes
+# the number it was given to it. A judge with threads opening and closing files hands out every
+# number this way; the pipe landing on 9 is what once lost 7-17 of 44 builds of a batch.
+_MSG_FD_AT = r"""
+import json, os, sys
+from kbench_lib import sandbox
+
+child = sys.argv[2]
+with open(child, "w") as f:
+    f.write("import json, os\nfd = os.environ['KBENCH_MSG_FD']\n"
+            "os.write(int(fd), (json.dumps({'fd': int(fd), 'ro': os.environ.get('KBENCH_FS_READONLY')}) + '\\n').encode())\n")
+sandbox.isolation_prefix(False)  # probed once, before the descriptors are laid out
+base = sys.argv[1]
+out = {}
+for target in range(4, 13):
+    held = []
+    while True:  # every number below target - 1 taken
+        fd = os.open(os.devnull, os.O_RDONLY)
+        if fd >= target - 1:
+            os.close(fd)
+            break
+        held.append(fd)
+    res = sandbox.run_isolated([child], workdir=os.path.join(base, str(target)), timeout_s=60)
+    for fd in held:
+        os.close(fd)
+    out[target] = [res.returncode, [m.get("fd") for m in res.messages], [m.get("ro") for m in res.messages], res.log[-300:]]
+print(json.dumps({"pid_isolated": "--pid" in sandbox.isolation_prefix(False), "runs": out}))
+"""
+
+
+def _shm_or_tmp(tmp_path):
+    import os
+    import tempfile
+
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        return tempfile.mkdtemp(prefix="kbench-test-fd-", dir="/dev/shm")
+    return str(tmp_path / "shm")
+
+
+def test_the_message_pipe_reaches_the_child_whatever_its_number(tmp_path):
+    """The namespace's init script (INIT_SCRIPT) once used descriptor 9 for itself (to bind the job's
+    /dev/shm folder back in), closing whatever the child had been passed there: a worker whose
+    message pipe was 9 died at start (EBADF) and an honest build was judged a crash. Every number
+    must reach the child open, for a job folder under /dev/shm (builds' and runs') and elsewhere."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from kbench_lib.paths import with_package_importable
+
+    shm = _shm_or_tmp(tmp_path)
+    try:
+        for base in (shm, str(tmp_path / "jobs")):
+            env = with_package_importable(dict(os.environ))
+            proc = subprocess.run([sys.executable, "-c", _MSG_FD_AT, base, str(tmp_path / "child.py")], capture_output=True, text=True, timeout=240, env=env)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            for target, (code, fds, ro, log) in got["runs"].items():
+                assert code == 0 and fds == [int(target)], (base, target, code, fds, log, got["pid_isolated"])
+                if got["pid_isolated"]:  # and the init script still made its mounts read-only, /dev/shm its own
+                    assert ro == ["1"], (base, target, ro)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
