@@ -39,8 +39,10 @@ PROBLEMS = {"2_Rectangular_Matmul": REPO / "problems" / "level1" / "2_Rectangula
             "54_GELU_Exact": REPO / "problems" / "level1" / "54_GELU_Exact.py",
             "softplus_16x16384": SET / "softplus_16x16384.py"}
 # candidate -> (correct under kbench, kernelbench, kernelbench-v0; the cause under kbench; trusted where correct)
+# The guards are kbench's under every protocol: the TF32 GEMM runs faster than the fp32 roofline bound
+# allows (faster_than_light), so it is correct under kernelbench-v0 and still not trusted there.
 EXPECTED = {
-    "tf32_dot": ((False, False, True), "reduced_precision", True),
+    "tf32_dot": ((False, False, True), "reduced_precision", False),
     "ieee_dot": ((True, True, True), None, True),
     "tanh_approx": ((False, False, True), "output_mismatch", True),
     "erf": ((True, True, True), None, True),
@@ -94,8 +96,11 @@ def check(row: dict) -> list[str]:
         out.append(f"{row['candidate']}: correct {got}, expected {correct}")
     if row["cause_kbench"] != cause:
         out.append(f"{row['candidate']}: cause {row['cause_kbench']}, expected {cause}")
-    if trusted and any(row[f"correct_{p}"] and not row[f"trusted_{p}"] for p in protocols.PROTOCOLS):
+    flagged = any(row[f"correct_{p}"] and not row[f"trusted_{p}"] for p in protocols.PROTOCOLS)
+    if trusted and flagged:
         out.append(f"{row['candidate']}: flagged {row['flags']}")
+    if not trusted and any(row[f"trusted_{p}"] for p in protocols.PROTOCOLS):
+        out.append(f"{row['candidate']}: trusted, expected flagged where correct")
     return out
 
 
