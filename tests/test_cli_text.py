@@ -31,9 +31,19 @@ def test_checks_line_says_what_was_checked(scale_add_relu):
     assert "full-size configuration and 2 of its 2 shape variants" in full
     no_small = scale_add_relu.__class__(**{**scale_add_relu.__dict__, "small_variants": ()})
     assert "full-size only" in _checks_line(_verdict(variants_checked=0), no_small)
-    failed = _verdict(correct=False, failure="runtime_error", seeds_checked=0, variants_checked=0, runtime_ms=None)
+    from kbench_lib.config_checks import new_config
+
+    configs = [{**new_config("small", "default"), "checked": True, "passed": True, "tol_needed": 0.0, "max_abs_err": 0.0},
+               {**new_config("small_variant0", "declared"), "checked": True, "failure": "runtime_error", "hard_failure": "runtime_error"},
+               {**new_config("small_variant1", "declared"), "reason": "the CUDA context was unusable after small_variant0 failed"}]
+    failed = _verdict(correct=False, failure="runtime_error", cause="shape_specialisation", seeds_checked=5, variants_checked=1,
+                      runtime_ms=None, configs=configs)
     lines = _verdict_lines(failed, scale_add_relu, _Cand(), "triton_interpreter")
-    assert not any("checked 0" in line for line in lines) and "stopped at the first failed check" in lines[-1]
+    assert not any("checked 5" in line for line in lines) and "  cause: shape_specialisation" in lines
+    assert lines[-4].startswith("  configurations (protocol kbench")
+    assert "small " in lines[-3] and "passed  tol_needed 0" in lines[-3]
+    assert "small_variant0" in lines[-2] and "runtime_error" in lines[-2]
+    assert "not checked  (the CUDA context was unusable" in lines[-1]
 
 
 def test_derived_variants_and_variant_timings_are_reported(scale_add_relu):
