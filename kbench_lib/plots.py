@@ -302,3 +302,53 @@ def sol_fraction_plot(series: list[tuple[str, pd.DataFrame]], title: str = "Frac
         fig.legend(loc="outside lower left", frameon=False, markerscale=2.5, ncol=2, handletextpad=0.1, columnspacing=0.8)
         _title(fig, title, both)
     return fig
+
+
+def protocol_plot(df: pd.DataFrame, by: str = "model", title: str | None = None):
+    """The same verdicts under each protocol (docs/PROTOCOLS.md), one group per ``by``: left, the
+    share correct and unflagged (fast_0) and, with kernel timings, fast_1 under kbench, kernelbench
+    and kernelbench-v0; right, what kernelbench-v0 accepts and kbench rejects, by cause, as a share
+    of the group's candidates. Read from the records alone (:func:`kbench_lib.metrics.under_protocol`)."""
+    from .protocols import PROTOCOLS
+
+    groups = sorted(df[by].dropna().astype(str).unique())
+    timed = metrics.kernel_timed(df).any()
+    ps = (0.0, 1.0) if timed else (0.0,)
+    read = {p: metrics.under_protocol(df, p) for p in PROTOCOLS}
+    gap = metrics.protocol_gap(df, "kernelbench-v0", "kbench", by=(by,))
+    with plt.rc_context(STYLE):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(2 * COLUMN, 0.36 * len(groups) * len(ps) + 1.6), layout="constrained",
+                                          gridspec_kw={"width_ratios": [1.2, 1]})
+        rows = [(g, p) for g in groups for p in ps]
+        y = np.arange(len(rows))
+        h = 0.8 / len(PROTOCOLS)
+        for k, proto in enumerate(PROTOCOLS):
+            d = read[proto]
+            vals = [metrics.fast_p(d[d[by].astype(str) == g], p) for g, p in rows]
+            bars = left.barh(y + (k - 1) * h, vals, height=h, color=SERIES_COLORS[k], label=proto)
+            left.bar_label(bars, labels=[f"{v:.2f}" for v in vals], padding=1.5, fontsize=6)
+        left.set_yticks(y, [f"{g} (n={int((df[by].astype(str) == g).sum())}): fast$_{{{p:g}}}$" for g, p in rows])
+        left.invert_yaxis()
+        left.set_xlim(0, 1.12)
+        left.set_xlabel(r"fast$_p$ (problems weighed alike)")
+        left.set_title("correct, unflagged (and faster than eager), per protocol", loc="left", fontsize=7.5)
+        left.tick_params(axis="y", length=0)
+        counts = {g: int((df[by].astype(str) == g).sum()) for g in groups}
+        causes = sorted(gap.columns) if len(gap) else []
+        base = np.zeros(len(groups))
+        reds = plt.get_cmap("Reds")
+        for k, cause in enumerate(causes):
+            share = np.array([gap[cause].get(g, 0) / counts[g] if g in gap.index else 0.0 for g in groups])
+            right.barh(groups, share, left=base, color=reds(0.35 + 0.5 * k / max(1, len(causes))), label=cause, height=0.6)
+            base += share
+        right.set_xlim(0, max(0.05, float(base.max()) * 1.15) if len(base) else 1)
+        right.invert_yaxis()
+        right.set_xlabel("share of candidates")
+        right.set_title("correct under kernelbench-v0, rejected under kbench: cause", loc="left", fontsize=7.5)
+        right.tick_params(axis="y", length=0)
+        if not causes:
+            right.text(0.5, 0.5, "none", transform=right.transAxes, ha="center", va="center", color="0.4")
+        handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(6, len(handles)), frameon=False, handlelength=1.0)
+        _title(fig, title or "The same verdicts under kbench, KernelBench and KernelBench v0", df)
+    return fig

@@ -188,6 +188,8 @@ def figures(df: pd.DataFrame, out_dir) -> dict:
     if not len(df):
         return made
     made["outcomes"] = _save(plots.outcome_bars(df, labels=model_labels(df)), out_dir / "outcomes")
+    if "configs" in df and df["configs"].notna().any():  # records that hold every configuration read under each protocol
+        made["protocols"] = _save(plots.protocol_plot(df), out_dir / "protocols")
     _draw(made, "speedup_eager", lambda: plots.speedup_plot(df, "eager"), out_dir)
     _draw(made, "fast_p_eager", lambda: plots.fast_p_curve(df, "eager"), out_dir)
     if metrics.kernel_speedup(df, "compile").notna().any():

@@ -190,3 +190,18 @@ def test_on_a_gpu_tf32_is_reduced_precision_and_a_fault_on_a_variant_stops_the_c
     assert default["passed"] and first["failure"] == "runtime_error" and first["message"].startswith(f"[{first['config']}]")
     assert v.cause == "shape_specialisation" and rest and all(not c["checked"] and "CUDA context" in c["reason"] for c in rest)
     assert protocols.decide(v.configs, "fp32", "kernelbench")["correct"]
+
+
+def test_the_protocol_figure_draws_the_three_protocols_and_the_gap_by_cause(judged, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from kbench_lib import plots, workflows
+
+    _, df = judged
+    fig = plots.protocol_plot(df)
+    names = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert names == [*protocols.PROTOCOLS, "output_mismatch", "reduced_precision", "shape_specialisation"]
+    assert "x86_64" in fig._suptitle.get_text()
+    plt.close(fig)
+    made = workflows.figures(df, tmp_path)
+    assert {p.suffix for p in made["protocols"]} == {".pdf", ".png"} and all(p.exists() for p in made["protocols"])
