@@ -193,7 +193,7 @@ def _untimed_device_work(verdict) -> str | None:
 
 
 def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
-    """Checks on a finished, correct verdict."""
+    """Checks on a finished verdict whose declared shape is correct under some protocol (it was timed)."""
     policy = policy or Policy()
     flags: list[str] = []
     if (
