@@ -986,8 +986,8 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
         return False
     r = _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, "", default["config"])
     config_checks.add_set(default, r, count=False)
-    if r.hard:
-        return False
+    if not protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
+        return False  # wrong timed outputs under every protocol: no time to keep
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     _stage_parts(v, "run_timing", stats.get("phase_s"), _TIMING_PARTS)
     return True
@@ -1136,8 +1136,8 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
             continue
         r = _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}", name, timed_config=name)
         config_checks.add_set(c, r, count=False)
-        if r.hard:
-            continue
+        if not protocols.config_passes(c, protocols.loosest_tolerance(prep.precision)):
+            continue  # wrong timed outputs under every protocol: no speedup on this variant
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],
                                    "sol_ms": prep.variant_sol_ms(name)}
