@@ -1,0 +1,76 @@
+"""The kernel lab's %%kbench cell magic, through IPython's own shell, on the CPU."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+
+PROBLEM = str(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+HONEST = (FIXTURES / "candidates" / "scale_add_relu_torch.py").read_text()
+WRONG = (FIXTURES / "candidates" / "scale_add_relu_wrong.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory):
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "kbench_lib.lab")
+    return ip, tmp_path_factory.mktemp("lab")
+
+
+def _cell(shell, source: str, options: str = "", capsys=None):
+    ip, root = shell
+    return ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id lab {options}", source)
+
+
+def test_a_correct_cell_returns_the_eval_json_keys_and_is_recorded(shell):
+    from kbench_lib.records import read_records
+
+    d = _cell(shell, HONEST)
+    assert d["correct"] and d["failure"] is None and d["protocol"] == "kbench"
+    assert {"problem", "correct", "failure", "flags", "runtime_ms", "baseline_ms", "speedup", "max_abs_err", "seeds_checked",
+            "variants_checked", "configs"} <= set(d)
+    assert all(c["passed"] for c in d["configs"]) and d["variants_checked"] == 2
+    wrong = _cell(shell, WRONG)
+    assert not wrong["correct"] and wrong["failure"] == "output_mismatch" and wrong["attempt"] == d["attempt"] + 1
+    df = read_records(shell[1], "lab").sort_values("sample")
+    assert list(df["model"].unique()) == ["lab"] and df["candidate_source"].iloc[-1] == WRONG
+
+
+def test_crashing_and_hanging_cells_end_as_their_category_and_the_shell_lives(shell):
+    crash = HONEST.replace("return torch.relu(a * self.scale + b)", "import os; os._exit(3)")
+    assert _cell(shell, crash)["failure"] == "crash"
+    hang = HONEST.replace("return torch.relu(a * self.scale + b)", "import time; time.sleep(600)")
+    d = _cell(shell, hang, "--idle-timeout 3")
+    assert d["failure"] == "timeout" and "idle" in d["message"]
+    syntax = _cell(shell, "class ModelNew(:\n")
+    assert syntax["failure"] == "load_error" and "Traceback" not in (syntax["message"] or "")
+    none = _cell(shell, "import torch\nx = 1\n")
+    assert none["failure"] == "load_error" and "ModelNew" in none["message"]
+    assert shell[0].run_cell("1 + 1").result == 2
+
+
+def test_bad_lines_are_one_line_errors_not_tracebacks(shell, capsys):
+    ip, root = shell
+    assert ip.run_cell_magic("kbench", "level9/no_such_problem --device cpu", HONEST) is None
+    assert ip.run_cell_magic("kbench", f"{PROBLEM} --protocol upstream", HONEST) is None
+    assert ip.run_cell_magic("kbench", f"{PROBLEM} --devise cpu", HONEST) is None
+    assert ip.run_cell_magic("kbench", f"{PROBLEM}", "   \n") is None
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 4 and all(line.startswith("%%kbench: ") for line in out), out
+    assert "no problem 'level9/no_such_problem'" in out[0] and "choose one of kbench" in out[1] and "--devise" in out[2]
+
+
+def test_the_rendered_verdict_shows_each_configuration():
+    from kbench_lib.config_checks import new_config
+    from kbench_lib.lab import render
+
+    d = {"problem": "level1/x", "correct": False, "failure": "runtime_error", "cause": "shape_specialisation", "protocol": "kbench",
+         "message": "[v0] <boom>", "flags": [], "configs": [{**new_config("default", "default"), "checked": True, "passed": True,
+                                                             "tol_needed": 1e-7}, {**new_config("v0", "declared"), "checked": True, "failure": "runtime_error"}],
+         "runtime_ms": 0.5, "baseline_ms": 1.0, "speedup": 2.0, "timing": "gpu", "sol_ms": 0.25, "attempt": 3, "run_id": "lab"}
+    page = render(d)
+    assert "FAILED (runtime_error)" in page and "cause: <b>shape_specialisation</b>" in page and "&lt;boom&gt;" in page
+    assert "<td>default</td><td>default</td><td>passed</td><td>1e-07</td>" in page and "<td>v0</td><td>declared</td><td>runtime_error</td>" in page
+    assert "<b>2x</b> over eager" in page and "50% of the speed of light" in page
