@@ -2,7 +2,7 @@
 
     %load_ext kbench_lib.lab
 
-    %%kbench level1/19_ReLU --device cpu --protocol kbench
+    %%kbench level1/51_ReLU --device cpu --protocol kbench
     import torch, torch.nn as nn
     class ModelNew(nn.Module):
         ...
@@ -17,7 +17,7 @@ any run, with the candidate's source: ``results/runs/lab-<date>/`` unless ``--ru
 ``v = _`` works. The options are ``kbench eval``'s (``--backend``, ``--device``, ``--precision``,
 ``--protocol``, ``--time-variants``, ``--no-timing``, ...) plus ``--run-id`` and ``--runs-root``.
 
-A problem is a file or a key (``level1/19_ReLU``, a stem, ``level1/19``) under ``problems/``. An
+A problem is a file or a key (``level1/51_ReLU``, a stem, ``level1/51``) under ``problems/``. An
 unknown problem or option, or an empty cell, is one line in the cell's output, never a traceback
 of the harness; a candidate that does not parse, defines no ``ModelNew``, crashes or hangs ends as
 its failure category, and the notebook's kernel stays alive. An interrupt (the notebook's stop
