@@ -74,3 +74,29 @@ def test_the_rendered_verdict_shows_each_configuration():
     assert "FAILED (runtime_error)" in page and "cause: <b>shape_specialisation</b>" in page and "&lt;boom&gt;" in page
     assert "<td>default</td><td>default</td><td>passed</td><td>1e-07</td>" in page and "<td>v0</td><td>declared</td><td>runtime_error</td>" in page
     assert "<b>2x</b> over eager" in page and "50% of the speed of light" in page
+
+
+def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_model(shell, tmp_path):
+    from kbench_lib import lab_history
+    from kbench_lib.models import folder_model
+    from kbench_lib.problems import load_problem
+
+    ip, root = shell
+    ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", WRONG)
+    ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", HONEST)
+    df = lab_history.attempts("hist", root)
+    assert list(df["attempt"]) == [0, 1] and list(df["correct"]) == [False, True]
+    assert int(lab_history.best(df)["attempt"]) == 1
+    text = lab_history.diff(df, 0, 1)
+    assert text.startswith("--- attempt 0\n+++ attempt 1") and "+        return torch.relu(a * self.scale + b)" in text
+    path = lab_history.save(df, 1, tmp_path / "solutions")
+    assert path.name == "1_Scale_Add_ReLU__lab1.py" and path.read_text() == HONEST
+    samples = folder_model(tmp_path / "solutions")(load_problem(PROBLEM))
+    assert [s.candidate.source for s in samples] == [HONEST]
+    view = lab_history.History("hist", root, save_to=tmp_path / "saved")
+    assert "best trusted attempt: 1" in view.table.value and "attempt 0" in view.diff_view.value
+    view.b.value = 0
+    view.save_button.click()
+    assert (tmp_path / "saved" / "1_Scale_Add_ReLU__lab0.py").read_text() == WRONG and "saved attempt 0" in view.status.value
+    empty = lab_history.History("none-yet", root)
+    assert "no attempt" in empty.table.value and empty.save_button.disabled
