@@ -541,7 +541,7 @@ class Judgement:
                 if prep.timed_variants:
                     _time_variants(v, res, prep, out, opts, configs)
                     lap("variant_timing")
-        _decide(v, configs, prep, opts)
+        _decide(v, configs, prep, opts, res.log)
         lap("decide")
         if opts.guards and protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
@@ -953,7 +953,7 @@ def _check_configs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
     return configs
 
 
-def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeOptions) -> None:
+def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeOptions, log: str | None = None) -> None:
     """The verdict's ``correct``, ``failure``, ``cause`` and message under its protocol; for fp32,
     the reference's own TF32 error on every configuration that fails by its error alone."""
     if prep.precision == "fp32":
@@ -971,9 +971,7 @@ def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeO
     if d["correct"]:
         v.correct, v.failure = True, None
         return
-    log = v.error
-    _fail(v, d["failure"], d["message"])
-    v.error = log
+    _fail(v, d["failure"], d["message"], log)  # the worker's own output beside the verdict, as for every failure
 
 
 def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions, default: dict) -> bool:

@@ -205,3 +205,16 @@ def test_the_protocol_figure_draws_the_three_protocols_and_the_gap_by_cause(judg
     plt.close(fig)
     made = workflows.figures(df, tmp_path)
     assert {p.suffix for p in made["protocols"]} == {".pdf", ".png"} and all(p.exists() for p in made["protocols"])
+
+
+def test_a_configuration_failure_keeps_the_workers_output(tmp_path):
+    """What the candidate's process printed stays beside a verdict decided by its configurations."""
+    from kbench_lib.judge import JudgeOptions
+
+    src = (PROTO / "scale_add_relu_rows_of_96.py").read_text().replace(
+        "        rows = ", "        print('hello from the candidate', flush=True)\n        rows = ")
+    (tmp_path / "noisy.py").write_text(src)
+    relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    v = judge(relu, load_candidate(tmp_path / "noisy.py"), JudgeOptions(device="cpu", timing=False, run_timeout_s=60))
+    assert v.failure == "runtime_error" and v.cause == "shape_specialisation"
+    assert v.error and "hello from the candidate" in v.error
