@@ -148,14 +148,14 @@ def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
 
 def _config_lines(verdict) -> list[str]:
     """One line per configuration checked (or not), under the verdict's protocol."""
-    from .protocols import in_scope
+    from .protocols import config_state, in_scope
 
     if not verdict.configs:
         return []
     lines = [f"  configurations (protocol {verdict.protocol}; * decides correct):"]
     for c in verdict.configs:
         mark = "*" if in_scope(verdict.protocol, c) else " "
-        state = "passed" if c["passed"] else "not checked" if not c["checked"] else (c["failure"] or "failed")
+        state = config_state(c)
         need = "" if c["tol_needed"] is None else f"  tol_needed {c['tol_needed']:.3g}"
         err = "" if c["max_abs_err"] is None else f"  max abs err {c['max_abs_err']:.3g}"
         ref = "" if c.get("ref_tf32_tol") is None else f"  reference with TF32 {c['ref_tf32_tol']:.3g}"

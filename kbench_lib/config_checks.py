@@ -80,9 +80,8 @@ def new_config(name: str, kind: str) -> dict:
 def kinds(prep) -> dict[str, str]:
     """Each configuration's kind, by name: the default, declared variants, derived variants."""
     names = list(dict.fromkeys(s.config.name for s in prep.specs))
-    declared, derived = set(prep.variants_declared), set(prep.variants_derived)
-    return {n: "default" if i == 0 else "derived" if n in derived else "declared" if n in declared else "declared"
-            for i, n in enumerate(names)}
+    derived = set(prep.variants_derived)
+    return {n: "default" if i == 0 else "derived" if n in derived else "declared" for i, n in enumerate(names)}
 
 
 def add_set(config: dict, r: SetResult, count: bool = True) -> None:

@@ -31,7 +31,6 @@ from .idle import IDLE_CPU_S
 from .prepared import PreparedProblem, prepare
 from .problems import Problem, ProblemError
 from .provenance import device_name, environment, resolve_device
-from .reference import Case
 from .tensors import nbytes, tensors_in
 from .worker import timing_file
 
@@ -263,6 +262,11 @@ def _died(v: Verdict, res: sandbox.ProcessResult, stage_default: str, limit_s: f
     """A worker that ended without a verdict of its own: timeout or crash."""
     failure, message = _death(res, stage_default, limit_s)
     return _fail(v, failure, message, res.log)
+
+
+def _ended_early(res: sandbox.ProcessResult) -> bool:
+    """Whether the worker ended without its ``done`` report (killed, timed out, exited non-zero)."""
+    return bool(res.timed_out or res.returncode != 0 or not _last(res.messages, "done"))
 
 
 def _died_checking(res: sandbox.ProcessResult) -> bool:
@@ -533,7 +537,7 @@ class Judgement:
         default = configs[0]
         # timed whenever the default configuration may be correct under some protocol (its error within
         # the loosest tolerance): a run judged under one protocol can be read under another
-        if opts.timing and _last(res.messages, "timing") and protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
+        if opts.timing and _last(res.messages, "timing") and protocols.may_pass(default, prep.precision):
             if _check_timed_outputs(v, res, prep, out, opts, default):
                 lap("recheck")
                 _baselines(v, prep, opts)
@@ -543,7 +547,7 @@ class Judgement:
                     lap("variant_timing")
         _decide(v, configs, prep, opts, res.log)
         lap("decide")
-        if opts.guards and protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
+        if opts.guards and protocols.may_pass(default, prep.precision):
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
         elif not opts.guards:
             v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
@@ -692,7 +696,7 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
         v.flags.extend(_strings(fail.get("flags")))  # what the candidate left behind, when the worker could still tell
         _fail(v, failure, str(fail.get("message", ""))[-8000:], res.log)
         return True
-    if res.timed_out or not done or res.returncode != 0:
+    if _ended_early(res):
         if not (drawn is not None and _died_checking(res)):
             _died(v, res, "run", run_limit_s(prep, opts))
             return True
@@ -944,9 +948,7 @@ def _check_configs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
             raise config_checks.ResultError("the result is not a record")
         return got
 
-    died = None
-    if res.timed_out or res.returncode != 0 or not _last(res.messages, "done"):
-        died = _death(res, "run", run_limit_s(prep, opts))
+    died = _death(res, "run", run_limit_s(prep, opts)) if _ended_early(res) else None
     configs = config_checks.gather(prep, res.messages, read, tol, cmp_dev, died)
     v.seeds_checked = configs[0]["sets"]
     v.variants_checked = sum(1 for c in configs[1:] if c["checked"])
@@ -984,7 +986,7 @@ def _check_timed_outputs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, o
         return False
     r = _recheck_samples(v, res, prep, out, "timing.kbt", prep.timing_groups[0][1], opts, "", default["config"])
     config_checks.add_set(default, r, count=False)
-    if not protocols.config_passes(default, protocols.loosest_tolerance(prep.precision)):
+    if not protocols.may_pass(default, prep.precision):
         return False  # wrong timed outputs under every protocol: no time to keep
     v.runtime_ms, v.runtime_stats = stats["median_ms"], stats
     _stage_parts(v, "run_timing", stats.get("phase_s"), _TIMING_PARTS)
@@ -1134,7 +1136,7 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
             continue
         r = _recheck_samples(v, res, prep, out, timing_file(timed, name), timed, opts, f" on {name}", name, timed_config=name)
         config_checks.add_set(c, r, count=False)
-        if not protocols.config_passes(c, protocols.loosest_tolerance(prep.precision)):
+        if not protocols.may_pass(c, prep.precision):
             continue  # wrong timed outputs under every protocol: no speedup on this variant
         base = prep.variant_baseline(name, opts).median_ms
         v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],

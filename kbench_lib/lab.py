@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import html
+import itertools
 import shlex
 from pathlib import Path
 
@@ -159,11 +160,13 @@ def _times(d: dict) -> str:
 
 
 def _configs_table(configs: list) -> str:
+    from .protocols import config_state
+
     if not configs:
         return ""
     rows = []
     for c in configs:
-        state = "passed" if c.get("passed") else "not checked" if not c.get("checked") else (c.get("failure") or "failed")
+        state = config_state(c)
         num = lambda x: "" if x is None else f"{x:.3g}"  # noqa: E731
         rows.append(f"<tr><td>{html.escape(c['config'])}</td><td>{c['kind']}</td><td>{html.escape(state)}</td>"
                     f"<td>{num(c.get('tol_needed'))}</td><td>{num(c.get('max_abs_err'))}</td><td>{num(c.get('ref_tf32_tol'))}</td>"
@@ -186,14 +189,32 @@ def _kernels_table(d: dict) -> str:
     a, b = top(mine), top(ref)
     rows = "".join(f"<tr><td>{html.escape(x[0]) if x else ''}</td><td>{f'{x[1]:.0%}' if x else ''}</td>"
                    f"<td>{html.escape(y[0]) if y else ''}</td><td>{f'{y[1]:.0%}' if y else ''}</td></tr>"
-                   for x, y in _zip_longest(a, b))
+                   for x, y in itertools.zip_longest(a, b))
     return (f"<table><tr><th>candidate's kernels ({d.get('n_kernels')})</th><th>share</th>"
             f"<th>reference's kernels ({d.get('reference_n_kernels')})</th><th>share</th></tr>{rows}</table>")
 
 
-def _zip_longest(a, b):
-    n = max(len(a), len(b))
-    return [(a[i] if i < len(a) else None, b[i] if i < len(b) else None) for i in range(n)]
+def options_line(problem, device: str, protocol: str = "kbench", run_id: str | None = None, runs_root=None,
+                 timing: bool = True, timing_budget_s: float | None = None) -> str:
+    """The ``%%kbench`` line for ``problem`` with these options (the lab notebook's parameters)."""
+    parts = [str(problem.path), "--device", device, "--protocol", protocol]
+    parts += ["--run-id", run_id] if run_id else []
+    parts += ["--runs-root", str(runs_root)] if runs_root else []
+    parts += ["--timing-budget", f"{timing_budget_s:g}"] if timing_budget_s is not None else []
+    parts += [] if timing else ["--no-timing"]
+    return shlex.join(parts)
+
+
+def stored_baselines(problem):
+    """``problem``'s baselines committed under ``results/`` (eager, torch.compile, CUDA graphs; each
+    with its device) and its roofline bound ``sol_ms``."""
+    from . import committed
+
+    stored = committed.baselines()
+    if not len(stored):
+        return stored
+    mine = stored[stored["problem"] == problem.key]
+    return mine[["device_name", "mode", "runtime_ms", "runtime_p10_ms", "runtime_p90_ms", "sol_ms", "bound", "date"]]
 
 
 def starter(problem) -> str:
@@ -221,4 +242,5 @@ def load_ipython_extension(ipython) -> None:
     ipython.register_magic_function(kbench, magic_kind="cell", magic_name="kbench")
 
 
-__all__ = ["LabError", "judge_cell", "kbench", "load_ipython_extension", "parser", "problem_of", "render", "starter"]
+__all__ = ["LabError", "judge_cell", "kbench", "load_ipython_extension", "options_line", "parser", "problem_of", "render", "starter",
+           "stored_baselines"]

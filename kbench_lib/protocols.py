@@ -86,6 +86,12 @@ def loosest_tolerance(precision: str) -> float:
     return max(tolerance(p, precision) for p in PROTOCOLS)
 
 
+def may_pass(config: dict, precision: str) -> bool:
+    """Whether ``config`` passes under some protocol (within the loosest tolerance): what the judge
+    times, and re-checks with its guards, so that any protocol can read the run."""
+    return config_passes(config, loosest_tolerance(precision))
+
+
 def in_scope(protocol: str, config: dict) -> bool:
     """Whether ``config`` decides correctness under ``protocol``."""
     return config.get("kind") == "default" or check(protocol) not in _DEFAULT_ONLY
@@ -103,6 +109,14 @@ def config_failure(config: dict, tol: float) -> str | None:
     if not config.get("checked"):
         return "not_checked"
     return config.get("hard_failure") or "output_mismatch"
+
+
+def config_state(config: dict) -> str:
+    """A recorded configuration in one word, under its verdict's protocol: ``passed``, ``not
+    checked`` or its failure category."""
+    if config.get("passed"):
+        return "passed"
+    return "not checked" if not config.get("checked") else (config.get("failure") or "failed")
 
 
 def within_envelope(config: dict) -> bool:
@@ -167,4 +181,4 @@ def _finite(x) -> bool:
 
 
 __all__ = ["CAUSES", "DEFAULT", "DESCRIPTIONS", "ENVELOPE", "PROTOCOLS", "UnknownProtocol", "check", "config_failure",
-           "config_passes", "decide", "in_scope", "loosest_tolerance", "tolerance", "within_envelope"]
+           "config_passes", "config_state", "decide", "in_scope", "loosest_tolerance", "may_pass", "tolerance", "within_envelope"]

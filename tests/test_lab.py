@@ -100,3 +100,16 @@ def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_mode
     assert (tmp_path / "saved" / "1_Scale_Add_ReLU__lab0.py").read_text() == WRONG and "saved attempt 0" in view.status.value
     empty = lab_history.History("none-yet", root)
     assert "no attempt" in empty.table.value and empty.save_button.disabled
+
+
+def test_the_notebooks_line_and_baselines_come_from_the_lab(shell):
+    from kbench_lib import lab
+    from kbench_lib.problems import load_problem
+
+    p = load_problem(PROBLEM)
+    line = lab.options_line(p, "cpu", "kernelbench", "r1", "/tmp/x y", timing=False, timing_budget_s=0.5)
+    a = lab.parser().parse_args(__import__("shlex").split(line))
+    assert (a.problem, a.device, a.protocol, a.run_id, a.runs_root, a.no_timing, a.timing_budget) == (
+        PROBLEM, "cpu", "kernelbench", "r1", "/tmp/x y", True, 0.5)
+    relu = lab.stored_baselines(lab.problem_of("level1/51_ReLU"))
+    assert set(relu["mode"]) >= {"eager", "compile"} and (relu["sol_ms"] > 0).all()
