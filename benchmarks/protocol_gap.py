@@ -2,6 +2,8 @@
 
     python benchmarks/protocol_gap.py --out-dir results/benchmarks --records-dir $OUT     # on a GPU
     python benchmarks/protocol_gap.py --device cpu                                        # a check of the script
+    python benchmarks/protocol_gap.py --suite-models reference torch-compile --gpus 2 \
+        --out-dir $OUT --figures-dir $OUT/figures                                         # the figure
 
 The set (benchmarks/fixtures/agent_style/) holds what published agent kernels get wrong in ways a
 reader must tell apart, each beside an honest twin: a Triton GEMM whose tl.dot uses TF32 on an fp32
@@ -13,6 +15,12 @@ guards on); every verdict is then read under each protocol from the same records
 (:data:`EXPECTED`, at full size on a GPU). One JSON row per candidate goes to
 ``<out-dir>/<device-slug>/protocol_gap-<date>.json``; the run's records to ``--records-dir``.
 Takes about a minute on an H100 (the GEMMs' Triton compilation most of it).
+
+``--suite-models reference torch-compile`` judges those models too, in the same run, over the
+problems of ``--levels`` that have a reference solution (the same problems for every model), and
+``--figures-dir`` draws the protocol figure over everything judged (:func:`kbench_lib.plots.protocol_plot`:
+fast_0 and fast_1 under each protocol per model; what kernelbench-v0 accepts and kbench rejects,
+by cause) to ``<figures-dir>/<device-slug>/protocol_gap.{pdf,png}``.
 """
 from __future__ import annotations
 
@@ -25,10 +33,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pandas as pd
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kbench_lib import metrics, protocols, runner  # noqa: E402
+from kbench_lib import metrics, plots, protocols, runner, workflows  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.problems import load_problem  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug  # noqa: E402
@@ -110,13 +120,19 @@ def main() -> int:
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--out-dir", default=None, help="write protocol_gap-<date>.json under <out-dir>/<device-slug>/")
     ap.add_argument("--records-dir", default=None, help="keep the run's records here (default: a temporary folder)")
+    ap.add_argument("--suite-models", nargs="*", default=[], help="also judge these models (reference, torch-compile) "
+                    "over the problems of --levels that have a reference solution")
+    ap.add_argument("--levels", nargs="+", default=["level1", "level2"])
+    ap.add_argument("--gpus", type=int, default=None, help="spread each model's batch over this many local GPUs")
+    ap.add_argument("--figures-dir", default=None, help="draw the protocol figure under <figures-dir>/<device-slug>/")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="protocol-gap-"))
     problems, model = lay_out(work)
     root = Path(a.records_dir) if a.records_dir else work / "runs"
     opts = JudgeOptions(device=a.device, timing_budget_s=a.timing_budget)
-    runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False)
+    runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False, gpus=a.gpus)
     df = read_records(root, "protocol-gap")
+    suite = judge_suite(a.suite_models, a.levels, root, opts, a.gpus)
     names = sorted(f.stem.split("__", 1)[1] for f in (work / "cands").glob("*.py"))
     order = {p.key: i for i, p in enumerate(problems)}
     df = df.assign(sample_name=[_sample_name(work / "cands", r) for _, r in df.iterrows()])
@@ -134,8 +150,29 @@ def main() -> int:
         path = dest / f"protocol_gap-{dt.date.today().isoformat()}.json"
         path.write_text(json.dumps(rows, indent=1, default=str))
         print("written:", path)
+    if a.figures_dir:
+        drawn = pd.concat([df.assign(model=AGENT_SET), suite], ignore_index=True) if len(suite) else df.assign(model=AGENT_SET)
+        dest = Path(a.figures_dir) / device_slug(a.device)
+        made = plots.save(plots.protocol_plot(drawn), dest / "protocol_gap")
+        print("drawn:", ", ".join(str(m) for m in made))
+        for name, d in drawn.groupby("model"):
+            print(name, json.dumps(metrics.protocol_summary(d, by=("model",)).round(3).to_dict("records"), default=str))
     shutil.rmtree(work, ignore_errors=True)
     return 1 if problems_found else 0
+
+
+AGENT_SET = "agent-style set"  # the folder model's name in the figure (its records name a temporary folder)
+
+
+def judge_suite(models: list[str], levels: list[str], root: Path, opts: JudgeOptions, gpus: int | None) -> pd.DataFrame:
+    """``models`` judged into the same run over the problems of ``levels`` with a reference solution."""
+    if not models:
+        return pd.DataFrame()
+    problems = workflows.select_problems(None, "reference", opts.device, levels)
+    print(f"suite: {len(problems)} problems of {', '.join(levels)} with a reference solution; models {', '.join(models)}", flush=True)
+    for m in models:
+        runner.run_batch(problems, m, run_id="protocol-gap-suite", runs_root=root, opts=opts, progress=False, gpus=gpus)
+    return read_records(root, "protocol-gap-suite")
 
 
 def _sample_name(folder: Path, r) -> str:

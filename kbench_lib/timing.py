@@ -215,6 +215,7 @@ class Timing:
     device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
     device_calls: int = 0  # profiled calls behind device_ms
     device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)
+    stream_ms: float | None = None  # CUDA: median over the timed calls of start -> end on the calling stream alone (unjoined calls not corrected)
     remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
     head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
     late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
@@ -591,6 +592,8 @@ def time_cuda(
     floors = {"every": gap_floor(device, spin=spins["every"])}
     floors["first"] = floors["every"]
     issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
+    stream_times: list[float] = []  # start -> end on the calling stream of every timed call (no host wake-up in it)
+    raw = [0.0]  # the last call's start -> end on the calling stream
     late = [0]
     firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
     traced: list[list] = []  # trace: the timed calls (every run)
@@ -621,6 +624,7 @@ def time_cuda(
         _synchronize(device)
         t = _elapsed_time(start, end)
         gap = _elapsed_time(end, end_sync)
+        raw[0] = t
         if gap > floor.high_ms + max(0.02, 0.1 * t):
             return _elapsed_time(start, end_sync) - floor.median_ms, 1, out
         return t, 0, out
@@ -652,6 +656,7 @@ def time_cuda(
             first = i not in called
             called.add(i)
             t, gap, out = one(args, first)
+            stream_times.append(raw[0])
             spin = spins["first" if first else "every"]
             spin_us = spin.us if spin is not None else 0.0
             if first:
@@ -677,6 +682,8 @@ def time_cuda(
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, flusher,
                                                                                        one_thread)
+    if stream_times:
+        result.stream_ms = statistics.median(stream_times)
     if firsts:
         result.first_round_late = sum(1 for issued, spin in firsts if spin and issued > spin)
         result.first_round_issue_us = round(statistics.median(i for i, _ in firsts), 1)

@@ -164,6 +164,9 @@ def test_time_cuda_flags_unjoined_side_stream_work():
     # near the honest call's timed median
     assert h.device_union_ms is not None and 0.5 * h.median_ms < h.device_union_ms <= 1.2 * h.median_ms
     assert s.device_union_ms is not None and s.device_union_ms > 0.5 * h.median_ms
+    # the calling stream's own clock: the whole matmul for the honest call, the launch alone for the sneaky one
+    assert h.stream_ms is not None and 0.8 * h.median_ms <= h.stream_ms <= 1.2 * h.median_ms
+    assert s.stream_ms is not None and s.stream_ms < 0.2 * h.median_ms
 
 
 def test_unjoined_work_is_flagged_only_when_the_recheck_agrees():

@@ -12,7 +12,7 @@ MISMATCH = ("failure:output_mismatch", "failure:nonfinite")
 BRIEF_KEYS = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_ms", "speedup", "sol_ms", "max_abs_err",
               "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked", "judge_s", "stage_s")
 
-TIMING_KEYS = ("n_trials", "unjoined_trials", "unjoined_recheck", "recheck_calls", "first_round_ms", "device_ms", "device_union_ms",
+TIMING_KEYS = ("n_trials", "unjoined_trials", "unjoined_recheck", "recheck_calls", "first_round_ms", "device_ms", "device_union_ms", "stream_ms",
                "head_start_us", "late_issues", "remeasured")
 
 
