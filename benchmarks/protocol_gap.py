@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 from kbench_lib import metrics, plots, protocols, runner, workflows  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.problems import load_problem  # noqa: E402
-from kbench_lib.provenance import device_name, device_slug  # noqa: E402
+from kbench_lib.provenance import device_slug, slug  # noqa: E402
 from kbench_lib.records import read_records  # noqa: E402
 
 SET = REPO / "benchmarks" / "fixtures" / "agent_style"
@@ -62,13 +62,13 @@ EXPECTED = {
 }
 
 
-def lay_out(folder: Path) -> tuple[list, str]:
-    """(problems, folder model spec) of the set, candidates named ``<problem>__<name>.py``."""
+def lay_out(folder: Path) -> str:
+    """The folder model spec of the set, candidates named ``<problem>__<name>.py``."""
     cands = folder / "cands"
     cands.mkdir(parents=True)
     for f in sorted(SET.glob("*__*.py")):
         shutil.copy(f, cands / f.name)
-    return [load_problem(p) for p in PROBLEMS.values()], f"folder:{cands}"
+    return f"folder:{cands}"
 
 
 def read_under_protocols(df) -> list[dict]:
@@ -120,58 +120,80 @@ def main() -> int:
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--out-dir", default=None, help="write protocol_gap-<date>.json under <out-dir>/<device-slug>/")
     ap.add_argument("--records-dir", default=None, help="keep the run's records here (default: a temporary folder)")
+    ap.add_argument("--from-records", default=None, help="judge nothing: read the runs an earlier call kept in this "
+                    "--records-dir (protocol-gap, and protocol-gap-suite where there is one)")
     ap.add_argument("--suite-models", nargs="*", default=[], help="also judge these models (reference, torch-compile) "
                     "over the problems of --levels that have a reference solution")
     ap.add_argument("--levels", nargs="+", default=["level1", "level2"])
     ap.add_argument("--gpus", type=int, default=None, help="spread each model's batch over this many local GPUs")
+    ap.add_argument("--build-jobs", type=int, default=8, help="candidates built in parallel while judging goes on")
     ap.add_argument("--figures-dir", default=None, help="draw the protocol figure under <figures-dir>/<device-slug>/")
     a = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="protocol-gap-"))
-    problems, model = lay_out(work)
-    root = Path(a.records_dir) if a.records_dir else work / "runs"
     opts = JudgeOptions(device=a.device, timing_budget_s=a.timing_budget)
-    runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False, gpus=a.gpus)
+    work = Path(tempfile.mkdtemp(prefix="protocol-gap-"))
+    root = Path(a.from_records or a.records_dir or work / "runs")
+    problems = [load_problem(p) for p in PROBLEMS.values()]
+    if not a.from_records:
+        model = lay_out(work)
+        runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False, gpus=a.gpus,
+                         prebuild_jobs=a.build_jobs)
     df = read_records(root, "protocol-gap")
-    suite = judge_suite(a.suite_models, a.levels, root, opts, a.gpus)
-    names = sorted(f.stem.split("__", 1)[1] for f in (work / "cands").glob("*.py"))
-    order = {p.key: i for i, p in enumerate(problems)}
-    df = df.assign(sample_name=[_sample_name(work / "cands", r) for _, r in df.iterrows()])
-    rows = read_under_protocols(df.sort_values(["problem", "sample"], key=lambda s: s.map(order) if s.name == "problem" else s))
-    problems_found = []
-    for row in rows:
-        row.update({k: None for k, v in row.items() if isinstance(v, float) and v != v})  # NaN: not measured
-        row.update(device_name=device_name(a.device), date=dt.date.today().isoformat(), git_sha=os.environ.get("KBENCH_GIT_SHA", ""))
-        problems_found += check(row) if a.device == "cuda" else []
-        print(json.dumps(row, default=str), flush=True)
-    print(f"{len(rows)} candidates ({', '.join(names)}); differences from the expected verdicts: {problems_found or 'none'}")
-    if a.out_dir:
-        dest = Path(a.out_dir) / device_slug(a.device)
-        dest.mkdir(parents=True, exist_ok=True)
-        path = dest / f"protocol_gap-{dt.date.today().isoformat()}.json"
-        path.write_text(json.dumps(rows, indent=1, default=str))
-        print("written:", path)
+    df = df.assign(sample_name=[_sample_name(SET, r) for _, r in df.iterrows()])
+    # where the verdicts came from: this machine, or (--from-records) the machine whose records these are
+    where = slug(str(df["device_name"].iloc[0])) if a.from_records and len(df) else device_slug(a.device)
+    on_gpu = str(df["device"].iloc[0]).startswith("cuda") if a.from_records and len(df) else a.device == "cuda"
+    found = report(df, problems, a.out_dir, where, on_gpu)  # written before the suite is judged: a suite cut short loses no row
+    if a.from_records:
+        suite = read_records(root, "protocol-gap-suite") if (root / "protocol-gap-suite").exists() else pd.DataFrame()
+    else:
+        suite = judge_suite(a.suite_models, a.levels, root, opts, a.gpus, a.build_jobs)
     if a.figures_dir:
         drawn = pd.concat([df.assign(model=AGENT_SET), suite], ignore_index=True) if len(suite) else df.assign(model=AGENT_SET)
-        dest = Path(a.figures_dir) / device_slug(a.device)
+        dest = Path(a.figures_dir) / where
         made = plots.save(plots.protocol_plot(drawn), dest / "protocol_gap")
         print("drawn:", ", ".join(str(m) for m in made))
         for name, d in drawn.groupby("model"):
             print(name, json.dumps(metrics.protocol_summary(d, by=("model",)).round(3).to_dict("records"), default=str))
     shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems_found else 0
+    return 1 if found else 0
+
+
+def report(df, problems: list, out_dir: str | None, where: str, on_gpu: bool) -> list[str]:
+    """Prints (and with ``out_dir`` writes under ``<out_dir>/<where>/``) one row per candidate, with
+    the records' own device, date and commit; returns where they differ from :data:`EXPECTED`
+    (judged on a GPU: the CPU's SMALL sizes and interpreter are a check of the script)."""
+    order = {p.key: i for i, p in enumerate(problems)}
+    df = df.sort_values(["problem", "sample"], key=lambda s: s.map(order) if s.name == "problem" else s)
+    rows = read_under_protocols(df)
+    found = []
+    for row, (_, r) in zip(rows, df.iterrows()):
+        row.update({k: None for k, v in row.items() if isinstance(v, float) and v != v})  # NaN: not measured
+        row.update(device_name=str(r["device_name"]), date=str(r["timestamp"])[:10], git_sha=str(r["git_sha"] or ""))
+        found += check(row) if on_gpu else []
+        print(json.dumps(row, default=str), flush=True)
+    print(f"{len(rows)} candidates ({', '.join(sorted(df['sample_name']))}); differences from the expected verdicts: {found or 'none'}")
+    if out_dir and len(df):
+        dest = Path(out_dir) / where
+        dest.mkdir(parents=True, exist_ok=True)
+        path = dest / f"protocol_gap-{rows[0]['date']}.json"
+        path.write_text(json.dumps(rows, indent=1, default=str))
+        print("written:", path)
+    return found
 
 
 AGENT_SET = "agent-style set"  # the folder model's name in the figure (its records name a temporary folder)
 
 
-def judge_suite(models: list[str], levels: list[str], root: Path, opts: JudgeOptions, gpus: int | None) -> pd.DataFrame:
+def judge_suite(models: list[str], levels: list[str], root: Path, opts: JudgeOptions, gpus: int | None,
+                build_jobs: int) -> pd.DataFrame:
     """``models`` judged into the same run over the problems of ``levels`` with a reference solution."""
     if not models:
         return pd.DataFrame()
     problems = workflows.select_problems(None, "reference", opts.device, levels)
     print(f"suite: {len(problems)} problems of {', '.join(levels)} with a reference solution; models {', '.join(models)}", flush=True)
     for m in models:
-        runner.run_batch(problems, m, run_id="protocol-gap-suite", runs_root=root, opts=opts, progress=False, gpus=gpus)
+        runner.run_batch(problems, m, run_id="protocol-gap-suite", runs_root=root, opts=opts, progress=False, gpus=gpus,
+                         prebuild_jobs=build_jobs)
     return read_records(root, "protocol-gap-suite")
 
 

@@ -28,7 +28,11 @@ def device_name(device: str) -> str:
 
 def device_slug(device: str) -> str:
     """A folder-friendly device name, e.g. ``nvidia-h100-80gb-hbm3`` or ``cpu-x86_64``."""
-    name = device_name(device) if device.startswith("cuda") else f"cpu-{platform.machine()}"
+    return slug(device_name(device) if device.startswith("cuda") else f"cpu-{platform.machine()}")
+
+
+def slug(name: str) -> str:
+    """A device name as a folder name: ``NVIDIA H200`` -> ``nvidia-h200``."""
     return re.sub(r"[^a-z0-9_]+", "-", name.lower()).strip("-")
 
 
