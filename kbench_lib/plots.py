@@ -160,9 +160,10 @@ def _level_bands(ax, levels: list[str], y: np.ndarray) -> None:
             start, band = k, band + 1
 
 
-def _strips(ax, series: list[tuple[str, str, pd.DataFrame]], levels: list[str], log: bool) -> None:
+def _strips(ax, series: list[tuple[str, str, pd.DataFrame]], levels: list[str], log: bool, counts: bool = False) -> None:
     """Per level, one strip of points per series (name, colour, frame with ``level`` and ``value``),
-    side by side, a black bar at each strip's median; the legend gives each series' count."""
+    side by side, a black bar at each strip's median; the legend gives each series' count, and
+    ``counts`` writes each strip's own count above the axes' floor."""
     rng = np.random.default_rng(0)  # fixed jitter: reruns draw the same figure
     width = 0.8 / len(series)
     for j, (name, color, s) in enumerate(series):
@@ -179,6 +180,9 @@ def _strips(ax, series: list[tuple[str, str, pd.DataFrame]], levels: list[str], 
                        label=f"{name} (n={n})" if first else None, zorder=2)
             med = float(np.median(v))
             ax.plot([x - 0.42 * width, x + 0.42 * width], [med, med], color="black", lw=1.2, zorder=3, solid_capstyle="butt")
+            if counts:
+                ax.annotate(f"{len(v)}", xy=(x, 0.0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=5.5, color="0.35")
             first = False
     ax.set_xticks(range(len(levels)))
     ax.set_xlim(-0.55, len(levels) - 0.45)
@@ -204,14 +208,21 @@ def _ratio_axis(ax, which: str) -> None:
 
 
 def _speedup_strips(d: pd.DataFrame, against: str, title: str):
+    """Per level, one strip of trusted candidates per model, side by side, each with its count:
+    models are never pooled (a tuner's hundreds of proposals would drown the hand-written solutions)."""
     s = d[d["outcome"] == "trusted"].rename(columns={"speed": "value"})
     levels = sorted(d["level"].dropna().unique())
+    models = sorted(s["model"].dropna().astype(str).unique()) if "model" in s else []
+    series = ([(m, SERIES_COLORS[k % len(SERIES_COLORS)], s[s["model"].astype(str) == m]) for k, m in enumerate(models)]
+              or [("trusted", OUTCOME_COLORS["trusted"], s)])
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(COLUMN, 2.6), layout="constrained")
-        _strips(ax, [("trusted", OUTCOME_COLORS["trusted"], s)], levels, log=True)
+        fig, ax = plt.subplots(figsize=(COLUMN if len(series) < 3 else 1.6 * COLUMN, 2.8), layout="constrained")
+        _strips(ax, series, levels, log=True, counts=True)
         ax.axhline(1.0, color="0.4", lw=0.7, ls="--", zorder=1)
         ax.set_ylabel(f"speedup over {against}")
-        _title(fig, title + " (trusted; bar: median)", d)
+        ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=min(len(series), 3), fontsize=6,
+                  markerscale=2, handletextpad=0.2, columnspacing=1.0)
+        _title(fig, title + " (trusted; bar: median; n per strip)", d)
     return fig
 
 

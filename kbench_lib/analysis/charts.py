@@ -69,7 +69,9 @@ def stat_bars(table: pd.DataFrame, stat: str, ylabel: str, group: str = "level",
         ax.set_xlim(-0.5, len(groups) - 0.5)  # every group's slot in full, also where only some bars have a value
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", color="0.92", lw=0.5)
-        ax.legend(frameon=False, fontsize=6, loc="best")
+        # below the axes: inside, "best" still lands on a bar when every slot is full
+        ax.legend(frameon=False, fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=min(len(bars), 4),
+                  handlelength=1.0, columnspacing=1.0)
         style.title(fig, (title or ylabel) + " (bars: 95% bootstrap over problems)", df)
     return fig
 
@@ -113,7 +115,7 @@ def fusion_shares(table: pd.DataFrame, by: str = "model", df=None):
 
 def ops_per_kernel_hist(dist: pd.DataFrame, df=None):
     """Histogram of operators per fused kernel (from :func:`.fusion.ops_per_kernel`), one series per
-    way of counting."""
+    way of counting, each as shares of its own kernels."""
     if not len(dist):
         raise NoData("no data for operators per kernel")
     hi = int(np.ceil(dist["ops"].max()))
@@ -122,10 +124,12 @@ def ops_per_kernel_hist(dist: pd.DataFrame, df=None):
         ax = axes[0][0]
         for i, (how, g) in enumerate(sorted(dist.groupby("how"), key=lambda kv: kv[0])):
             label = ("torch.compile, from Inductor's kernel names" if how == "kernel name" else "candidates, replaced ops / own launches")
-            ax.hist(g["ops"], bins=bins, color=style.color(i), alpha=0.75, label=f"{label} (n={len(g)})")
+            # shares, not counts: the series differ in size by an order of magnitude
+            ax.hist(g["ops"], bins=bins, weights=np.full(len(g), 1.0 / len(g)), color=style.color(i), alpha=0.6,
+                    label=f"{label} (n={len(g)})")
         ax.set_xlabel("reference operators per fused kernel")
-        ax.set_ylabel("kernels")
-        ax.legend(frameon=False, fontsize=6)
+        ax.set_ylabel("share of kernels")
+        ax.legend(frameon=False, fontsize=6, loc="upper right")
         style.title(fig, "Operators per fused kernel", df)
     return fig
 
@@ -213,9 +217,9 @@ def variant_speedups_plot(table: pd.DataFrame, df=None):
             axis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
             axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
             axis.set_minor_formatter(ticker.NullFormatter())
-        ax.set_xlabel("speedup over eager, default shape")
-        ax.set_ylabel("speedup over eager, other shapes")
+        ax.set_xlabel("default shape (optimised, timed)")
+        ax.set_ylabel("other shapes")
         ax.grid(color="0.92", lw=0.5)
         ax.legend(frameon=False, fontsize=6)
-        style.title(fig, "Speedup on the optimised shape against other shapes", df)
+        style.title(fig, "Speedup over eager: default shape against other shapes", df)
     return fig
