@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
     p.add_argument("--model", default="reference",
-                   help="reference, torch-compile, folder:PATH, tune[:PATH] (offline autotuner of the solutions), "
+                   help="reference, torch-compile, eager (the problem's own Model: a clock control), folder:PATH, tune[:PATH] (offline autotuner of the solutions), "
                         "openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
     p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None,
                    help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")

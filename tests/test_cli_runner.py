@@ -78,6 +78,21 @@ def test_torch_compile_model_source_is_a_valid_candidate(scale_add_relu):
     assert "class ModelNew(Model)" in src and detect_backend(src) == "torch"
 
 
+def test_the_eager_control_is_the_problems_own_model_judged_flagged_and_timed(scale_add_relu):
+    """The ``eager`` model (the judge's clock control): the problem's Model as the candidate, correct,
+    flagged as writing no kernel, and timed (its speedup over eager measures the clocks' bias)."""
+    from kbench_lib.judge import JudgeOptions, judge
+    from kbench_lib.models import NOTES, ROLES, get_model
+
+    (sample,) = get_model("eager")(scale_add_relu)
+    assert sample.candidate.backend == "torch" and "class ModelNew(Model):\n    pass" in sample.candidate.source
+    v = judge(scale_add_relu, sample.candidate, JudgeOptions(device="cpu", small=True, timing_budget_s=0.2))
+    assert v.correct and v.failure is None
+    assert any(str(f).startswith("library_passthrough") for f in v.flags)
+    assert v.runtime_ms and v.runtime_ms > 0 and v.speedup and v.speedup > 0
+    assert "eager" in ROLES and "eager" in NOTES
+
+
 def test_candidates_a_device_cannot_run_are_listed_as_skipped():
     from kbench_lib.workflows import unrunnable
 
