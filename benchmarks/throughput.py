@@ -2,6 +2,7 @@
 on or off, on 1 or more GPUs. Not a test: run it on the GPU machine.
 
     python benchmarks/throughput.py --gpus 1 2 --guards on off --out-dir results/benchmarks
+    python benchmarks/throughput.py --batch level3 --guards on --out-dir results/benchmarks
 
 The batch (``batch()``): the hand-written reference solutions of level 1 and level 2, torch.compile
 on those problems (``--compile`` only: a cold Inductor compile per candidate dominates otherwise),
@@ -9,6 +10,12 @@ the CPU and GPU adversarial suites' cheats and legitimate twins on their problem
 candidates of tests/fixtures (wrong, crashing, hanging, exiting, flooding) on the fixture problem.
 Everything goes through ``runner.run_batch``, as ``kbench run`` does: one prepared reference per
 problem, builds on the CPU cores while judging goes on, one judging thread per GPU.
+
+``--batch level1|level2|level3`` judges the ``eager`` control instead (the problem's own Model as
+the candidate, :func:`kbench_lib.models.eager_model`) over every problem of that level: nothing to
+build, so the judge's own cost per problem, stage by stage, and the bias of its clocks (the
+control's speedup over eager should be 1.0: ``eager_speedup`` gives the median, the share within
+0.95-1.05 and the problems outside it, with their flags and stage times).
 
 Reported per (gpus, guards): candidates per hour, seconds per candidate (median, p90), seconds per
 judge stage (median, p90, from the records' ``judge_stages``), the judge's peak host memory (RSS,
@@ -160,6 +167,36 @@ class Peaks:
         return {"host_rss_peak_mb": round(self.peak["rss"] / 2**20, 1), "dev_shm_peak_mb": round(max(0, self.shm - shm_base) / 2**20, 1),
                 "host_rss_start_mb": round((self.start or 0) / 2**20, 1),
                 **{f"host_rss_{k}_peak_mb": round(v / 2**20, 1) for k, v in self.peak.items() if k != "rss"}}
+
+
+def level_batch(level: str, keep: list | None = None) -> tuple[list, list]:
+    """(problems, ["eager"]): every problem of ``problems/<level>`` (those whose key contains one of
+    ``keep``), each judged with its own Model as the candidate."""
+    problems = [p for p in discover(REPO / "problems") if p.level == level]
+    if keep:
+        problems = [p for p in problems if any(k in p.key for k in keep)]
+    return problems, ["eager"]
+
+
+EAGER_BAND = (0.95, 1.05)  # where the eager control's speedup should be
+
+
+def eager_speedups(df) -> dict | None:
+    """The eager control's speedups over eager (the judge's clock bias): median, share within
+    :data:`EAGER_BAND`, and every problem outside it with its flags and failure."""
+    d = df[(df["model"] == "eager") & df["speedup_eager"].notna()] if len(df) and "model" in df else df.iloc[0:0]
+    if not len(d):
+        return None
+    sp = d["speedup_eager"].astype(float)
+    inside = sp.between(*EAGER_BAND)
+    outside = [{"problem": r["problem"], "speedup": round(float(r["speedup_eager"]), 4), "runtime_ms": r["runtime_ms"],
+                "baseline_eager_ms": r["baseline_eager_ms"], "failure": r["failure"] if isinstance(r["failure"], str) else None, "flags": list(r["flags"] if r["flags"] is not None else [])}
+               for _, r in d[~inside].iterrows()]
+    return {"timed": int(len(d)), "median": round(float(sp.median()), 4), "p10": round(float(sp.quantile(0.1)), 4),
+            "p90": round(float(sp.quantile(0.9)), 4), "share_within_band": round(float(inside.mean()), 4),
+            "band": list(EAGER_BAND), "outside": outside,
+            "not_timed": [{"problem": r["problem"], "failure": r["failure"], "message": str(r["message"] or "")[:300]}
+                          for _, r in df[(df["model"] == "eager") & df["speedup_eager"].isna()].iterrows()]}
 
 
 def _load_runtime(device: str) -> None:
@@ -382,7 +419,9 @@ def summary(df, wall: float, gpus: int) -> dict:
         "candidates": n, "wall_s": round(wall, 1), "wall_s_per_candidate": round(wall / max(1, n), 3),
         "candidates_per_hour": round(n / wall * 3600, 1) if wall > 0 else 0.0,
         "candidates_per_gpu_hour": round(n / wall * 3600 / gpus, 1) if wall > 0 else 0.0,
-        "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9),
+        "median_s_per_candidate": _q(per, 0.5), "p90_s_per_candidate": _q(per, 0.9), "max_s_per_candidate": max(per) if per else None,
+        "slowest": [{"problem": r["problem"], "judge_s": round(float(r["judge_s"]), 2)}
+                    for _, r in df.dropna(subset=["judge_s"]).nlargest(5, "judge_s").iterrows()],
         "stages_s": {k: {"median": _q(v, 0.5), "p90": _q(v, 0.9)} for k, v in sorted(stages.items())},
         "outcomes": df["failure"].fillna("none").value_counts().to_dict(),
         # what the batch is made of: on a GPU, the CPU suite's C++ kernels crash at their first call
@@ -391,6 +430,7 @@ def summary(df, wall: float, gpus: int) -> dict:
                            "failures": g["failure"].fillna("none").value_counts().to_dict()}
                        for b, g in df.groupby("backend")},
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
+        "eager_speedup": eager_speedups(df),
     }
 
 
@@ -402,6 +442,8 @@ def main() -> None:
     ap.add_argument("--overlap", nargs="+", choices=["on", "off"], default=["off"],
                     help="each GPU's next candidate starts beside the judge's checks of the previous one (run_batch(overlap=))")
     ap.add_argument("--git-sha", default=os.environ.get("KBENCH_GIT_SHA"), help="the commit measured (a tree copy may answer git wrongly)")
+    ap.add_argument("--batch", choices=["mixed", "level1", "level2", "level3"], default="mixed",
+                    help="mixed: the fixed mixed batch; levelN: the eager control over every problem of that level")
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
@@ -415,9 +457,10 @@ def main() -> None:
     ap.add_argument("--backends", nargs="*", default=None, help="keep only candidates of these backends (triton torch: no CUDA builds)")
     ap.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these (a smaller batch)")
     ap.add_argument("--records-dir", default=None, help="also save each pass's records here as one parquet file")
-    ap.add_argument("--warm", choices=["judge", "build", "none"], default="judge",
+    ap.add_argument("--warm", choices=["judge", "build", "none"], default=None,
                     help="before the measured passes: judge every candidate once untimed, only build them, or nothing "
-                         "(a build cache warm from an earlier call on the same machine)")
+                         "(a build cache warm from an earlier call on the same machine); default judge for the mixed "
+                         "batch, none for a level's eager control (nothing to build)")
     ap.add_argument("--warm-only", action="store_true", help="stop after the warm step (the next call measures)")
     ap.add_argument("--servers", choices=["cold", "ready"], default="cold",
                     help="cold: each pass's judging threads start their fork servers (8-12 s, a fresh process's first batch); "
@@ -427,7 +470,12 @@ def main() -> None:
     faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, session 20)
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
-    problems, models = batch(work, device, a.compile, a.filter, a.backends)
+    if a.batch == "mixed":
+        problems, models = batch(work, device, a.compile, a.filter, a.backends)
+    else:
+        problems, models = level_batch(a.batch, a.filter)
+    a.warm = a.warm or ("judge" if a.batch == "mixed" else "none")
+    print(f"batch {a.batch}: {len(problems)} problems, models {', '.join(models)}", flush=True)
     # builds happen once, before any measured pass: the target is a warm candidate (warm build cache)
     warm_opts = JudgeOptions(device=device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.build_timeout)
     t0 = time.monotonic()
@@ -452,6 +500,7 @@ def main() -> None:
     for gpus, g, ov, idle in passes:
         r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on", idle)
         r["git_sha"] = a.git_sha
+        r["batch"] = a.batch
         out.append(r)
         print(json.dumps(r), flush=True)
         path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured
