@@ -48,3 +48,18 @@ def test_work_given_back_goes_first_grouped_by_problem():
     share = deque()
     q.refill(share, [])
     assert [j.key for j in share] == [("m", "level1/2_B", 0), ("m", "level1/1_A", 0), ("m", "level1/1_A", 1)]
+
+
+def test_work_a_lost_judge_held_goes_to_the_front_of_the_least_loaded_live_share():
+    """Not behind the whole problems a survivor already holds (a problem of fifty samples)."""
+    q = WorkQueue(low_water=2)
+    q.add(_jobs("9_Z", 2))
+    busy, light = deque(_jobs("3_C", 50)), deque(_jobs("4_D", 3))
+    lost = _jobs("1_A", 2) + _jobs("2_B", 1)
+    q.put_back([lost[2], lost[0], lost[1]], [busy, light])
+    assert [j.key for j in list(light)[:3]] == [("m", "level1/2_B", 0), ("m", "level1/1_A", 0), ("m", "level1/1_A", 1)]
+    assert len(light) == 6 and len(busy) == 50 and len(q) == 2  # nothing else moved
+    q.put_back(_jobs("5_E", 1), [])  # no judge alive: the queue's front
+    share = deque()
+    q.refill(share, [])
+    assert share[0].key == ("m", "level1/5_E", 0)

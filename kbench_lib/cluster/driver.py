@@ -199,7 +199,7 @@ class Batch:
         for j in given_up:
             msg = f"the judging process died {j.deaths} times while judging this candidate (last: {str(error)[-500:]})"
             self.record(j, self._driver_verdict(j, judge.info, "judge_error", msg), judge)
-        self.queue.put_back([j for j in back if j.deaths < MAX_DEATHS])
+        self.queue.put_back([j for j in back if j.deaths < MAX_DEATHS], [j.share for j in self.live()])
         self.event("judge_died", judge=judge.index, node=judge.node, requeued=len(back) - len(given_up),
                    running=[list(j.key) for j in running], error=str(error)[-1000:])
         self.start_judge()

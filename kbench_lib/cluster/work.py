@@ -4,7 +4,8 @@ and each judge's share. Plain Python (no Ray), so the rules can be read and test
 A judge is given whole problems (its reference is prepared once per problem and judge), a few
 at a time so that the builds of what comes next run while it judges. A judge that has nothing
 left takes half of the largest share another judge has not started yet. When a judge dies, its
-share and the jobs it was running go back to the front of the queue.
+share and the jobs it was running go to the front of the least-loaded live judge's share (the
+front of the queue when none is alive).
 """
 from __future__ import annotations
 
@@ -54,12 +55,21 @@ class WorkQueue:
         if jobs:
             self._groups.append(jobs)
 
-    def put_back(self, jobs: Iterable[Job]) -> None:
-        """Jobs a judge could not finish, first in line again, grouped by problem."""
+    def put_back(self, jobs: Iterable[Job], shares: list[deque] | None = None) -> None:
+        """Jobs a judge could not finish, grouped by problem, first in line again: at the front of
+        the live judge's share that holds the fewest jobs (``shares``: the live judges'), else at
+        the front of the queue. In the queue they would wait until some judge's share ran low, and
+        a share is whole problems: behind a problem of fifty samples (the throughput batch's
+        adversarial one) a lost node's jobs waited for all of them."""
         by_problem: dict[str, list[Job]] = {}
         for j in jobs:
             by_problem.setdefault(j.problem.key, []).append(j)
-        for group in reversed(list(by_problem.values())):
+        groups = list(by_problem.values())
+        if shares:
+            target = min(shares, key=len)
+            target.extendleft(reversed([j for g in groups for j in g]))
+            return
+        for group in reversed(groups):
             self._groups.appendleft(group)
 
     def refill(self, share: deque, others: list[deque]) -> list[Job]:
