@@ -15,7 +15,8 @@ speed of light, the heaviest kernels beside the reference's), appended to a lab 
 any run, with the candidate's source: ``results/runs/lab-<date>/`` unless ``--run-id`` or
 ``--runs-root`` say otherwise) and returned as the dict ``kbench eval --json`` prints, so that
 ``v = _`` works. The options are ``kbench eval``'s (``--backend``, ``--device``, ``--precision``,
-``--protocol``, ``--time-variants``, ``--no-timing``, ...) plus ``--run-id`` and ``--runs-root``.
+``--protocol``, ``--time-variants``, ``--no-timing``, ...) plus ``--run-id``, ``--runs-root`` and
+``--background``.
 
 A problem is a file or a key (``level1/51_ReLU``, a stem, ``level1/51``) under ``problems/``. An
 unknown problem or option, or an empty cell, is one line in the cell's output, never a traceback
@@ -31,13 +32,16 @@ cells run meanwhile. ``h = _`` keeps the handle: ``h.result()`` waits for the ve
 ``h.verdict`` is it (None until then), ``h.cancel()`` ends the judgement.
 
 Either way the judgement runs on a thread of its own (the candidate, as always, in the judge's
-isolated worker process, never in the notebook's). An interrupt (the notebook's stop button) while
+isolated worker processes, never in the notebook's; the reference side, as before, in the
+notebook's process, on that thread). An interrupt (the notebook's stop button) while
 a cell waits, or ``cancel()`` on a handle, ends it: the judge's thread is interrupted wherever it is
 (a reference case, the build, the worker's run, the checks), the worker's whole process session is
 killed, and **nothing is recorded**: a cancelled attempt has no verdict, so the lab run keeps only
 judged attempts, numbered without gaps. The cell says so in one line and the kernel stays alive.
 A verdict being recorded is never interrupted: once the judge has returned, a cancel comes too late
-and the attempt is recorded whole.
+and the attempt is recorded whole. The interruption lands at the thread's next Python
+instruction: one long call into C (a large reference case) ends first; ``cancel()`` waits for the
+thread up to its ``timeout`` and the thread, still cancelled, records nothing when it ends.
 """
 from __future__ import annotations
 
@@ -344,9 +348,13 @@ class LabJudgement:
         from IPython.display import display
 
         try:
-            display(self.widget)
+            bundle = self.widget._repr_mimebundle_()
         except ImportError:  # no ipywidgets: the line, then the verdict once it is asked for
             print(self.summary())
+            return
+        # where no widget is drawn (a notebook's static view), the line in place of the VBox's repr
+        bundle["text/plain"] = f"{self.summary()} (h = _; h.result() waits for the verdict)"
+        display(bundle, raw=True)
 
 
 def _record(verdict, problem, candidate, a) -> tuple[int, str]:
