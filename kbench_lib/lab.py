@@ -15,21 +15,46 @@ speed of light, the heaviest kernels beside the reference's), appended to a lab 
 any run, with the candidate's source: ``results/runs/lab-<date>/`` unless ``--run-id`` or
 ``--runs-root`` say otherwise) and returned as the dict ``kbench eval --json`` prints, so that
 ``v = _`` works. The options are ``kbench eval``'s (``--backend``, ``--device``, ``--precision``,
-``--protocol``, ``--time-variants``, ``--no-timing``, ...) plus ``--run-id`` and ``--runs-root``.
+``--protocol``, ``--time-variants``, ``--no-timing``, ...) plus ``--run-id``, ``--runs-root`` and
+``--background``.
 
 A problem is a file or a key (``level1/51_ReLU``, a stem, ``level1/51``) under ``problems/``. An
 unknown problem or option, or an empty cell, is one line in the cell's output, never a traceback
 of the harness; a candidate that does not parse, defines no ``ModelNew``, crashes or hangs ends as
-its failure category, and the notebook's kernel stays alive. An interrupt (the notebook's stop
-button) ends the judgement and its worker process.
+its failure category, and the notebook's kernel stays alive.
+
+Waiting or not. By default the cell waits for its verdict (what papermill and nbval need: nothing
+runs between their cells, so a verdict left for later would never reach the notebook). With
+``--background`` the cell returns at once a :class:`LabJudgement`: its display is a progress bar
+with the stage (the reference, the build, the worker's load, correctness case, profile, timing,
+then the checks) and the time so far, replaced by the rendered verdict when it is done; other
+cells run meanwhile. ``h = _`` keeps the handle: ``h.result()`` waits for the verdict dict,
+``h.verdict`` is it (None until then), ``h.cancel()`` ends the judgement.
+
+Either way the judgement runs on a thread of its own (the candidate, as always, in the judge's
+isolated worker processes, never in the notebook's; the reference side, as before, in the
+notebook's process, on that thread). An interrupt (the notebook's stop button) while
+a cell waits, or ``cancel()`` on a handle, ends it: the judge's thread is interrupted wherever it is
+(a reference case, the build, the worker's run, the checks), the worker's whole process session is
+killed, and **nothing is recorded**: a cancelled attempt has no verdict, so the lab run keeps only
+judged attempts, numbered without gaps. The cell says so in one line and the kernel stays alive.
+A verdict being recorded is never interrupted: once the judge has returned, a cancel comes too late
+and the attempt is recorded whole. The interruption lands at the thread's next Python
+instruction: one long call into C (a large reference case) ends first; ``cancel()`` waits for the
+thread up to its ``timeout`` and the thread, still cancelled, records nothing when it ends.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime as dt
 import html
 import itertools
+import os
 import shlex
+import signal
+import threading
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None)
     p.add_argument("--run-id", default=None, help="the lab run the attempt is recorded in (default lab-<date>)")
     p.add_argument("--runs-root", default=None)
+    p.add_argument("--background", action="store_true", help="return at once a handle that shows progress, then the verdict")
     _add_judge_args(p)
     return p
 
@@ -71,10 +97,9 @@ def problem_of(name: str):
         raise LabError(str(e)) from None
 
 
-def judge_cell(line: str, cell: str) -> dict:
-    """Judges ``cell`` on the problem and options of ``line``; records and returns the verdict."""
+def _read_cell(line: str, cell: str):
+    """The options, problem and candidate of a cell; :class:`LabError` for a cell the lab cannot judge."""
     from .candidates import Candidate, detect_backend
-    from .cli import _judge_options, _timing_kind
 
     try:
         a = parser().parse_args(shlex.split(line))
@@ -85,20 +110,251 @@ def judge_cell(line: str, cell: str) -> dict:
     problem = problem_of(a.problem)
     source = cell if cell.endswith("\n") else cell + "\n"
     candidate = Candidate(source=source, backend=a.backend or detect_backend(source), name="lab")
-    verdict = _judge(problem, candidate, _judge_options(a))
-    d = verdict.to_dict()
-    d["timing"] = _timing_kind(verdict)
-    d["attempt"], d["run_id"] = _record(verdict, problem, candidate, a)
-    return d
+    return a, problem, candidate
 
 
-def _judge(problem, candidate, opts):
-    from .judge import JudgeError, judge
+def start_cell(line: str, cell: str) -> "LabJudgement":
+    """Starts judging ``cell`` on the problem and options of ``line`` on a thread of its own."""
+    from .cli import _judge_options
 
-    try:
-        return judge(problem, candidate, opts)
-    except JudgeError as e:
-        raise LabError(f"the judge could not run: {e}") from None
+    a, problem, candidate = _read_cell(line, cell)
+    return LabJudgement(problem, candidate, _judge_options(a), a)
+
+
+def judge_cell(line: str, cell: str) -> dict:
+    """Judges ``cell`` on the problem and options of ``line``; records and returns the verdict
+    (waits for it; :class:`LabError` if the judge could not run)."""
+    return start_cell(line, cell).result()
+
+
+class LabVerdict(dict):
+    """The verdict dict a cell returns (``kbench eval --json``'s keys, with ``attempt`` and
+    ``run_id``): a plain dict, shown as one line below the rendered verdict rather than all its keys."""
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        status = "CORRECT" if self.get("correct") else f"FAILED ({self.get('failure')})"
+        p.text(f"<kbench verdict of {self.get('problem')}: {status}, attempt {self.get('attempt')} of run {self.get('run_id')}; "
+               f"a dict of {len(self)} keys>")
+
+
+class _Cancelled(KeyboardInterrupt):
+    """Raised in a judgement's thread by :meth:`LabJudgement.cancel`: a KeyboardInterrupt, so the
+    judge's own clean-up on an interrupt (its workers' sessions killed) runs, and no ``except
+    Exception`` of the harness takes it for a failure."""
+
+
+def _raise_in(thread_id: int, exc_type) -> None:
+    """Raises ``exc_type`` in the thread ``thread_id`` at its next bytecode (None: clears one not yet raised)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None)
+
+
+STAGES = ("reference", "build", "load", "correctness", "profile", "timing", "checks", "record")
+_WORKER_STAGE = {"gate": "timing", "variant_timing": "timing"}
+_RECORDING = threading.Lock()  # two judgements ending together must not take the same attempt number
+
+
+class LabJudgement:
+    """One ``%%kbench`` judgement under way, on a thread of its own: ``stage``, ``elapsed_s``,
+    ``done``; :meth:`result` waits for the verdict dict, :attr:`verdict` is it (None until then);
+    :meth:`cancel` ends it (nothing recorded). Displayed, it is a progress bar and the stage,
+    replaced by the rendered verdict when done."""
+
+    def __init__(self, problem, candidate, opts, a):
+        self.problem, self.candidate, self.opts, self.args = problem, candidate, opts, a
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.verdict: dict | None = None
+        self.error: str | None = None  # the one line of a judgement that could not run
+        self.cancelled = False
+        self._cancelled_at: str | None = None  # the stage it was cancelled in
+        self._stage = "reference"
+        self._judgement = None  # kbench_lib.judge.Judgement, once its worker started
+        self._lock = threading.Lock()
+        self._judging = True  # cancel() interrupts the thread only while this holds (under _lock)
+        self._done = threading.Event()
+        self._widget = None
+        self._thread = threading.Thread(target=self._work, name=f"kbench-lab {problem.key}", daemon=True)
+        self._thread.start()
+
+    # the thread
+    def _work(self) -> None:
+        verdict = None
+        try:
+            try:
+                verdict = self._judge()
+            except LabError as e:
+                self.error = str(e)
+            with self._lock:  # from here on nothing is raised in this thread
+                self._judging = False
+                _raise_in(threading.get_ident(), None)
+        except _Cancelled:
+            with self._lock:
+                self._judging = False
+        except BaseException as e:  # a fault of the harness: one line, the kernel lives
+            with self._lock:
+                self._judging = False
+            self.error = f"the lab failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        try:
+            if verdict is not None and not self.cancelled and self.error is None:
+                self._stage = "record"
+                self.verdict = self._record(verdict)
+        except Exception as e:
+            self.error = f"the verdict could not be recorded: {type(e).__name__}: {e}"
+        finally:
+            self.ended = time.monotonic()
+            self._done.set()
+
+    def _judge(self):
+        """:func:`kbench_lib.judge.judge`, in its steps (so that the stage can be shown and the worker reached)."""
+        from . import server_pool
+        from .judge import JudgeError, prepare_problem, start_judgement
+        from .prepared import PreparationCancelled
+        from .provenance import resolve_device
+
+        try:
+            try:
+                device = resolve_device(self.opts.device)
+            except RuntimeError as e:
+                raise JudgeError(str(e)) from e
+            t0 = time.monotonic()
+            server_pool.prestart(device.startswith("cuda"))  # as judge() does: the fork server starts beside the reference
+            prepared = prepare_problem(self.problem, self.opts, device, cancel=lambda: self.cancelled)
+            reference_s = round(time.monotonic() - t0, 3)
+            self._stage = "build"
+            self._judgement = start_judgement(self.problem, self.candidate, self.opts, prepared=prepared)
+            self._judgement.v.stage_s["reference_cases"] = reference_s
+            self._stage = "load"
+            return self._judgement.finish()
+        except JudgeError as e:
+            raise LabError(f"the judge could not run: {e}") from None
+        except PreparationCancelled:
+            raise _Cancelled() from None
+
+    def _record(self, verdict) -> dict:
+        from .cli import _timing_kind
+
+        d = LabVerdict(verdict.to_dict())
+        d["timing"] = _timing_kind(verdict)
+        with _RECORDING:
+            d["attempt"], d["run_id"] = _record(verdict, self.problem, self.candidate, self.args)
+        return d
+
+    # the caller's side
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def elapsed_s(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    @property
+    def stage(self) -> str:
+        """Where the judgement is: one of :data:`STAGES` (the worker's own stage while it runs), or
+        ``done``, ``cancelled``, ``failed``."""
+        if self.done:
+            return "cancelled" if self.cancelled else "failed" if self.error else "done"
+        run = self._judgement.run if self._judgement is not None else None
+        if self._stage == "load" and run is not None:
+            if run.ended is not None:
+                return "checks"
+            last = next((m for m in reversed(list(run.messages)) if m.get("event") == "stage"), None)
+            if last is not None:
+                return _WORKER_STAGE.get(last.get("stage"), last.get("stage") if last.get("stage") in STAGES else "load")
+        return self._stage
+
+    def cancel(self, timeout: float = 15.0) -> bool:
+        """Ends the judgement (its worker's session killed, nothing recorded) and waits up to
+        ``timeout`` for its thread; True if it is cancelled (False: it had already ended, judged or not)."""
+        with self._lock:
+            if self._judging and not self.cancelled:
+                self.cancelled, self._cancelled_at = True, self.stage
+                _raise_in(self._thread.ident, _Cancelled)
+                run = self._judgement.run if self._judgement is not None else None
+                if run is not None and run.ended is None:  # a wait on the worker ends at once, wherever it blocks
+                    try:
+                        os.killpg(run._session(), signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError, TypeError):
+                        pass
+        self._done.wait(timeout)
+        return self.cancelled
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until the judgement has ended (True) or ``timeout`` passed (False); an interrupt ends the wait, not the judgement."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._done.wait(0.1):
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+        return True
+
+    def result(self, timeout: float | None = None) -> dict:
+        """The verdict dict (``kbench eval --json``'s keys, with ``attempt`` and ``run_id``), once
+        judged; :class:`LabError` if it was cancelled or could not be judged, TimeoutError after ``timeout``."""
+        if not self.wait(timeout):
+            raise TimeoutError(f"the judgement of {self.problem.key} is still running ({self.stage})")
+        if self.cancelled:
+            raise LabError("the judgement was cancelled: nothing was recorded")
+        if self.error:
+            raise LabError(self.error)
+        return self.verdict
+
+    def __repr__(self) -> str:
+        return f"<kbench judgement of {self.problem.key}: {self.stage}, {self.elapsed_s:.1f} s>"
+
+    # the display
+    def summary(self) -> str:
+        """One line: the stage and the time so far, or how it ended."""
+        if not self.done:
+            return f"judging {self.problem.key}: {self.stage} ({self.elapsed_s:.1f} s)"
+        if self.cancelled:
+            return (f"%%kbench: cancelled after {self.elapsed_s:.1f} s (in its {self._cancelled_at} stage): "
+                    f"its processes were ended, nothing was recorded")
+        if self.error:
+            return f"%%kbench: {self.error}"
+        return f"judged in {self.elapsed_s:.1f} s"
+
+    @property
+    def widget(self):
+        """The ipywidgets view (made once): a progress bar and the stage, then the verdict."""
+        if self._widget is None:
+            import ipywidgets as w
+
+            bar = w.IntProgress(value=0, min=0, max=len(STAGES), description="kbench", layout=w.Layout(width="40%"))
+            label, body = w.Label(), w.HTML()
+            self._widget = w.VBox([w.HBox([bar, label]), body])
+            self._widget.add_class("kb-lab-judgement")
+            self._show()
+            if not self.done:
+                threading.Thread(target=self._tick, name="kbench-lab progress", daemon=True).start()
+        return self._widget
+
+    def _show(self) -> None:
+        (bar, label), body = self._widget.children[0].children, self._widget.children[1]
+        stage = self.stage
+        bar.value = len(STAGES) if stage == "done" else STAGES.index(stage) if stage in STAGES else bar.value
+        bar.bar_style = {"done": "success", "cancelled": "warning", "failed": "danger"}.get(stage, "info")
+        label.value = self.summary()
+        if self.done:
+            body.value = render(self.verdict) if self.verdict is not None else ""
+            if self.verdict is not None:
+                bar.layout.display = "none"
+
+    def _tick(self) -> None:
+        while not self._done.wait(0.5):
+            self._show()
+        self._show()
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        try:
+            bundle = self.widget._repr_mimebundle_()
+        except ImportError:  # no ipywidgets: the line, then the verdict once it is asked for
+            print(self.summary())
+            return
+        # where no widget is drawn (a notebook's static view), the line in place of the VBox's repr
+        bundle["text/plain"] = f"{self.summary()} (h = _; h.result() waits for the verdict)"
+        display(bundle, raw=True)
 
 
 def _record(verdict, problem, candidate, a) -> tuple[int, str]:
@@ -226,21 +482,33 @@ def starter(problem) -> str:
 
 
 def kbench(line: str, cell: str):
-    """The ``%%kbench`` cell magic (module docstring)."""
+    """The ``%%kbench`` cell magic (module docstring): the verdict dict, or with ``--background``
+    a :class:`LabJudgement` at once; a cell the lab cannot judge, or an interrupted one, is one line."""
     from IPython.display import HTML, display
 
     try:
-        d = judge_cell(line, cell)
+        h = start_cell(line, cell)
     except LabError as e:
         print(f"%%kbench: {e}")
         return None
-    display(HTML(render(d)))
-    return d
+    if h.args.background:
+        return h
+    try:
+        h.wait()
+    except KeyboardInterrupt:
+        h.cancel()
+        print(f"%%kbench: interrupted: the judgement was cancelled after {h.elapsed_s:.1f} s, its worker ended, nothing recorded")
+        return None
+    if h.verdict is None:
+        print(h.summary())
+        return None
+    display(HTML(render(h.verdict)))
+    return h.verdict
 
 
 def load_ipython_extension(ipython) -> None:
     ipython.register_magic_function(kbench, magic_kind="cell", magic_name="kbench")
 
 
-__all__ = ["LabError", "judge_cell", "kbench", "load_ipython_extension", "options_line", "parser", "problem_of", "render", "starter",
+__all__ = ["LabError", "LabJudgement", "LabVerdict", "STAGES", "judge_cell", "kbench", "load_ipython_extension", "options_line", "parser", "problem_of", "render", "start_cell", "starter",
            "stored_baselines"]

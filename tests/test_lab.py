@@ -57,9 +57,12 @@ def test_bad_lines_are_one_line_errors_not_tracebacks(shell, capsys):
     assert ip.run_cell_magic("kbench", f"{PROBLEM} --protocol upstream", HONEST) is None
     assert ip.run_cell_magic("kbench", f"{PROBLEM} --devise cpu", HONEST) is None
     assert ip.run_cell_magic("kbench", f"{PROBLEM}", "   \n") is None
+    assert ip.run_cell_magic("kbench", "level9/no_such_problem --background", HONEST) is None  # before any thread starts
+    assert ip.run_cell_magic("kbench", f"{PROBLEM} --device cuda --runs-root {root}", HONEST) is None  # no GPU here: the judge cannot run
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 4 and all(line.startswith("%%kbench: ") for line in out), out
+    assert len(out) == 6 and all(line.startswith("%%kbench: ") for line in out), out
     assert "no problem 'level9/no_such_problem'" in out[0] and "choose one of kbench" in out[1] and "--devise" in out[2]
+    assert "no problem 'level9/no_such_problem'" in out[4] and out[5].startswith("%%kbench: the judge could not run: ")
 
 
 def test_the_rendered_verdict_shows_each_configuration():
@@ -113,3 +116,99 @@ def test_the_notebooks_line_and_baselines_come_from_the_lab(shell):
         PROBLEM, "cpu", "kernelbench", "r1", "/tmp/x y", True, 0.5)
     relu = lab.stored_baselines(lab.problem_of("level1/51_ReLU"))
     assert set(relu["mode"]) >= {"eager", "compile"} and (relu["sol_ms"] > 0).all()
+
+
+SLOW = "import time\ntime.sleep(3)  # a slow import: the worker's load takes 3 s\n" + HONEST
+HANG = HONEST.replace("return torch.relu(a * self.scale + b)", "import time; time.sleep(600)")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def _until(predicate, timeout: float = 60):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_sync_cells_verdict_is_underscore(shell):
+    ip, root = shell
+    ip.run_cell(f"%%kbench {PROBLEM} --device cpu --no-timing --runs-root {root} --run-id sync\n{HONEST}", store_history=True)
+    ip.run_cell("v = _", store_history=True)
+    v = ip.user_ns["v"]
+    assert isinstance(v, dict) and v["correct"] and v["run_id"] == "sync"
+    assert __import__("IPython").lib.pretty.pretty(v) == f"<kbench verdict of level1/1_Scale_Add_ReLU: CORRECT, attempt 0 of run sync; a dict of {len(v)} keys>"
+
+
+def test_a_background_judgement_lets_a_second_cell_run_then_shows_its_verdict(shell):
+    import time
+
+    from kbench_lib.lab import STAGES, LabJudgement
+    from kbench_lib.records import read_records
+
+    ip, root = shell
+    t0 = time.monotonic()
+    ip.run_cell(f"%%kbench {PROBLEM} --device cpu --no-timing --runs-root {root} --run-id bg --background\n{SLOW}", store_history=True)
+    ip.run_cell("h = _", store_history=True)
+    h = ip.user_ns["h"]
+    assert isinstance(h, LabJudgement) and time.monotonic() - t0 < 2 and not h.done and h.verdict is None
+    assert ip.run_cell("second = 6 * 7").success and ip.user_ns["second"] == 42 and not h.done  # while it judges
+    view = h.widget  # the progress bar and the stage, while it runs
+    assert "judging level1/1_Scale_Add_ReLU" in view.children[0].children[1].value
+    seen = set()
+    _until(lambda: seen.add(h.stage) or h.done)
+    assert "load" in seen and seen <= {*STAGES, "done"}
+    d = h.result(timeout=60)
+    assert d["correct"] and d["attempt"] == 0 and d["run_id"] == "bg" and h.verdict is d and h.stage == "done"
+    assert len(read_records(root, "bg")) == 1 and not h.cancel()  # judged: too late to cancel, recorded whole
+    _until(lambda: "CORRECT" in view.children[1].value, 5)  # the verdict, rendered in the same view
+    assert view.children[0].children[1].value.startswith("judged in")
+
+
+def test_cancel_ends_a_hanging_background_judgement_at_once_and_records_nothing(shell):
+    import time
+
+    from kbench_lib.lab import LabError
+
+    ip, root = shell
+    h = _cell(shell, HANG, "--run-id cancelled --background --idle-timeout 0")
+    _until(lambda: h.stage == "correctness")
+    pid = h._judgement.run._session()
+    assert _alive(pid)
+    t0 = time.monotonic()
+    assert h.cancel() and h.done
+    assert time.monotonic() - t0 < 5 and h.stage == "cancelled" and h.verdict is None
+    _until(lambda: not _alive(pid), 5)
+    assert not (root / "cancelled").exists() and "nothing was recorded" in h.summary()
+    with pytest.raises(LabError, match="cancelled"):
+        h.result()
+    assert h.cancel() and ip.run_cell("1 + 1").result == 2
+
+
+def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(shell, capsys):
+    import os
+    import signal
+    import threading
+    import time
+
+    ip, root = shell
+    timer = threading.Timer(4, os.kill, (os.getpid(), signal.SIGINT))  # the notebook's stop button
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        assert _cell(shell, HANG, "--run-id interrupted --idle-timeout 0") is None
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 4 + 5
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("%%kbench: interrupted: the judgement was cancelled"), out
+    assert not (root / "interrupted").exists()
+    assert ip.run_cell("1 + 1").result == 2
