@@ -34,7 +34,8 @@ import sys
 import threading
 import time
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+from .process_setup import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, WARM_IMPORTS  # noqa: F401
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
@@ -49,10 +50,6 @@ ISOLATIONS = (
 )
 MAX_MSG = 1 << 20
 MAX_FDS = 8  # a request's descriptors: log, messages, then named ones (gate, device arena)
-# imported by the server before any fork (none of them initialises CUDA or starts a thread): the
-# profiler's first use alone imports torch._dynamo and its dependencies (1.3 s on a 2-core machine)
-WARM_IMPORTS = ("torch._dynamo", "torch._inductor.config", "torch.distributed", "torch.onnx", "torch.testing",
-                "torch.utils.cpp_extension", "sympy", "triton", "triton.language", "triton.compiler")
 # memoised functions (functools caches) that a worker's first Triton launch calls, called by the
 # server once, before any fork, so that every child inherits their values: each only reads files or
 # runs a tool, none initialises CUDA or leaves a thread. triton_key hashes Triton's sources and its
@@ -198,7 +195,7 @@ def _enter_namespaces(libc, flags: int, rw: list[str]) -> bool:
 
 
 def _die_with_parent(expected_parent: int | None = None) -> None:
-    from .sandbox import die_with_parent
+    from .process_setup import die_with_parent
 
     die_with_parent(expected_parent)
 
@@ -209,7 +206,7 @@ def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int, serve
         sock.close()
         _die_with_parent(server)  # the server dies with the judge, every worker with the server
         os.setsid()
-        from .sandbox import _limit_resources
+        from .process_setup import _limit_resources
 
         _limit_resources(int(req.get("max_file_bytes", 16 << 30)))
         libc = _libc()

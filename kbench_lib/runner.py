@@ -12,11 +12,9 @@ sample) are skipped when the same run_id is used again.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import threading
 import time
-import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
@@ -33,22 +31,13 @@ from .overlap import OverlappingLane, Step
 from .models import ModelUnavailable, get_model, iter_arrivals
 from .problems import Problem
 from .provenance import device_name, environment, resolve_device
-from .records import MAX_SOURCE_CHARS, RecordWriter, read_records, row_from_verdict
+from .records import RecordWriter, read_records, row_from_verdict
+from .batch_judging import (  # noqa: F401 - also at their old home, kbench_lib.runner.X
+    RUNS_ROOT, _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
+)
 
-RUNS_ROOT = Path(__file__).resolve().parent.parent / "results" / "runs"
 AHEAD_POLL_S = 0.05  # while a lane's fork server starts and its line holds nothing to prepare: how often it looks again
 PENDING_PER_DEVICE = 32  # samples taken from the model and not yet judged, per judging device (then the model waits)
-
-
-def new_run_id(prefix: str = "run") -> str:
-    return f"{prefix}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-
-
-def _error_verdict(problem: Problem, backend: str, device: str, opts: JudgeOptions, failure: str, message: str) -> Verdict:
-    return Verdict(
-        problem=problem.key, level=problem.level, backend=backend, device=device, device_name=device_name(device),
-        precision=opts.precision, failure=failure, message=message[-4000:], env=environment(device),
-    )
 
 
 def start_builds(candidates: list, device: str, opts: JudgeOptions, workers: int):
@@ -91,7 +80,7 @@ def start_servers(devices: list[str], wait: bool = True) -> None:
     Where such a batch judges each device in a process of its own (:func:`lane_processes_by_default`),
     those processes are started instead, each with its server (:func:`kbench_lib.lane_process.start`)."""
     if lane_processes_by_default(devices):
-        from .lane_process import start
+        from .lane_host import start
 
         start(devices, wait)
         return
@@ -100,26 +89,6 @@ def start_servers(devices: list[str], wait: bool = True) -> None:
     if wait:
         for f in futures:
             f.result()
-
-
-def _judge_one(problem: Problem, sample, err, prepared, device: str, opts: JudgeOptions) -> Verdict:
-    if sample is None or sample.candidate is None:
-        return _error_verdict(problem, "unknown", device, opts, (sample and sample.failure) or "load_error", err or sample.error)
-    if isinstance(prepared, str):  # the problem's reference could not be prepared
-        return _judge_error(problem, sample.candidate, device, opts, prepared)
-    try:
-        return judge(problem, sample.candidate, replace(opts, device=device), prepared=prepared)
-    except Exception as e:  # noqa: BLE001 - never lose the batch to one candidate
-        return _judge_error(problem, sample.candidate, device, opts, e)
-
-
-def _judge_error(problem: Problem, candidate, device: str, opts: JudgeOptions, why: str | BaseException) -> Verdict:
-    """A ``judge_error`` verdict for ``candidate``: the judge could not judge it (``why``: a
-    message, a :class:`JudgeError`, or any other exception being handled, with its traceback)."""
-    message = why if isinstance(why, str) else str(why) if isinstance(why, JudgeError) else traceback.format_exc()[-3000:]
-    v = _error_verdict(problem, candidate.backend, device, opts, "judge_error", message)
-    v.kernel_sha = candidate.sha[:16]  # which candidate it was (a search's resume matches on it)
-    return v
 
 
 def run_batch(
@@ -223,15 +192,6 @@ def _generated_first(arrivals):
     yield from got
     if error is not None:
         raise error
-
-
-def judged_columns(problem: Problem, sample) -> dict:
-    """What a record holds beside the verdict (the same locally and on Ray): the sample's
-    generation metadata, the problem's path and the candidate's source (the explorer shows them)."""
-    judged = {**(sample.meta if sample is not None else {}), "problem_path": str(problem.path)}
-    if sample is not None and sample.candidate is not None:
-        judged["candidate_source"] = sample.candidate.source[:MAX_SOURCE_CHARS]
-    return judged
 
 
 class _Batch:
@@ -351,7 +311,7 @@ class _Batch:
     def work_in_process(self, lane: int, device: str) -> None:
         """``lane`` judged by a process of its own (:mod:`kbench_lib.lane_process`); this thread
         serves it the lane's samples, their builds and the records."""
-        from .lane_process import LaneHost
+        from .lane_host import LaneHost
 
         try:
             LaneHost(self, lane, device).run()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -26,33 +25,13 @@ from dataclasses import dataclass
 
 from .idle import IdleWatch
 from .paths import with_package_importable
+from .process_setup import (  # noqa: F401 - their old home: kbench_lib.sandbox.X
+    _PRCTL, ALLOWED_NAMES, ALLOWED_PREFIXES, PR_SET_PDEATHSIG, SECRET_MARKERS, _limit_resources, _resolve_prctl, die_with_parent,
+    scrubbed_env,
+)
 
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
-ALLOWED_PREFIXES = ("CUDA_", "NVIDIA_", "LC_", "NCCL_", "TORCH_CUDA_ARCH", "OMP_", "MKL_", "TRITON_")
-ALLOWED_NAMES = {
-    "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX",
-    "PYTHONPATH", "VIRTUAL_ENV", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
-}
 LOG_KEEP = 32 * 1024
 IDLE_POLL_S = 0.5  # how often a wait with an idle limit looks at the child's CPU time
-
-
-def scrubbed_env(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment for untrusted code: only allow-listed names, never one that looks secret."""
-    base = os.environ if base is None else base
-    env = {}
-    for name, value in base.items():
-        upper = name.upper()
-        if any(m in upper for m in SECRET_MARKERS):
-            continue
-        if name in ALLOWED_NAMES or upper.startswith(ALLOWED_PREFIXES):
-            env[name] = value
-    for name, value in (extra or {}).items():
-        env[name] = value
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
 
 
 PREFIXES = (
@@ -153,44 +132,6 @@ def isolation_prefix(cuda: bool = False) -> tuple[str, ...]:
 
 def netns_prefix() -> tuple[str, ...]:
     return isolation_prefix(False)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _resolve_prctl():
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-# resolved here, in the parent: die_with_parent also runs between fork and exec (preexec_fn) in a
-# judge with many threads, where a dlopen could wait forever on a loader lock held by another thread
-_PRCTL = _resolve_prctl()
-
-
-def die_with_parent(expected_parent: int | None = None) -> None:
-    """This process gets SIGKILL when the thread that started it ends: a judge killed outright
-    (SIGKILL, the OOM killer) takes its fork server, workers and builds with it, instead of leaving a
-    hanging candidate running with nobody to stop it. ``expected_parent``: exit at once if the
-    parent died before this call (the signal would never come)."""
-    if _PRCTL is None:
-        return
-    _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if expected_parent is not None and os.getppid() != expected_parent:
-        os._exit(137)
-
-
-def _limit_resources(max_file_bytes: int) -> None:  # runs in the child before exec
-    die_with_parent()
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), min(4096, hard)))
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 class BoundedLog:
@@ -485,7 +426,7 @@ def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_b
                   idle_timeout_s, named: dict[str, int]) -> Running:
     """start_isolated through the fork server: same limits, same result. ``named``: the child's
     descriptors by environment name (its gate's, a device arena's), closed here as the pipes are."""
-    from .forkserver import CLONE_NEWNET, CLONE_NEWPID
+    from .process_setup import CLONE_NEWNET, CLONE_NEWPID
 
     log_r, log_w = os.pipe()
     started = time.monotonic()

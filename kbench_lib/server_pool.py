@@ -123,7 +123,7 @@ def server_env(cuda: bool, cpus=_THREADS) -> dict[str, str]:
     the calling thread is pinned to)."""
     from .cpu_sets import ENV, format_cpulist
     from .paths import cache_root, with_package_importable
-    from .sandbox import scrubbed_env
+    from .process_setup import scrubbed_env
 
     env = with_package_importable(scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": str(cache_root() / "triton")}))
     if not cuda:

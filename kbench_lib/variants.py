@@ -323,7 +323,7 @@ def derive(problem: Problem, small: bool, device: str | None = None, fresh: bool
 
 
 def _validate(problem: Problem, small: bool, device: str) -> Derivation:
-    from .lint import LintReport, check_config
+    from .problem_checks import LintReport, check_config
 
     sizes, tried, notes = candidates(problem, small)
     d = Derivation(size_constants=sizes, notes=notes)

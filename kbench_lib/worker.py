@@ -918,7 +918,7 @@ def _warm_imports() -> None:
     """The modules the fork server imports before any fork (a forked worker has them already):
     imported later, by the profiler or a candidate's torch.compile, torch._dynamo rebinds
     ``torch.manual_seed``, which the check around each timed draw would read as tampering."""
-    from .forkserver import WARM_IMPORTS
+    from .process_setup import WARM_IMPORTS
 
     for name in WARM_IMPORTS:
         if name not in sys.modules:

@@ -86,11 +86,11 @@ class JudgeActor:
     def judge(self, problem: Problem, sample, err: str | None):
         """The verdict on one sample (a :class:`kbench_lib.judge.Verdict`; a judge_error verdict
         when the judge itself failed, never an exception)."""
-        from .. import runner
+        from .. import batch_judging
 
         problem = local_problem(problem)
         prepared = self._prepared.get(problem) if sample is not None and sample.candidate is not None else None
-        return runner._judge_one(problem, sample, err, prepared, self.device, self.opts)
+        return batch_judging._judge_one(problem, sample, err, prepared, self.device, self.opts)
 
     def close(self) -> None:
         """Releases the prepared references and stops this process's fork servers."""

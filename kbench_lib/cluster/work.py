@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..models import Sample
+from ..samples import Sample
 from ..problems import Problem
 
 Key = tuple  # (model, problem key, sample index): one record each

@@ -22,7 +22,7 @@ from typing import Iterator
 
 from tqdm.auto import tqdm
 
-from ..models import Arrival, ModelUnavailable, Sample
+from ..samples import Arrival, ModelUnavailable, Sample
 from ..problems import Problem
 from .cache import canonical, sha256
 from .errors import GENERATION_ERROR
