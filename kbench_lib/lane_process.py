@@ -12,8 +12,8 @@ import threading
 import traceback
 from multiprocessing.connection import Connection
 
-from . import server_pool
-from .lane_host import (  # noqa: F401 - the batch's side, at its old home too (kbench_lib.lane_process.X)
+from .isolation import server_pool
+from .batch.lane_host import (  # noqa: F401 - the batch's side, at its old home too (kbench_lib.lane_process.X)
     _LANE_CALLS, _TIMELINE, DEATHS_IN_A_ROW, LaneHost, LaneProcessError, _is_lane_process, _picklable, _unpicklable, close_all,
     lane_pids, proc_state, process_device, process_env, start,
 )
@@ -86,7 +86,7 @@ class _RemoteBuilds:
 def _judge_batch(link: _Link, config: dict) -> None:
     """One batch's lane, judged here: the lane loop of ``_Batch.work`` on this process's device,
     with the batch's lanes, builds and records asked of the batch's process."""
-    from .runner import _Batch
+    from .batch.runner import _Batch
 
     class _LaneBatch(_Batch):
         def record_arrival(self, a, v) -> None:
@@ -128,7 +128,7 @@ def main(argv: list[str]) -> None:
     faulthandler.enable()  # a fault prints every thread's stack (to the batch's stderr)
     conn = Connection(int(argv[0]))
     hello = conn.recv()
-    from .process_setup import die_with_parent
+    from .isolation.process_setup import die_with_parent
 
     die_with_parent(hello["parent"])
     server_pool.pin_thread(hello["cpus"])
@@ -160,7 +160,7 @@ def _warm(cuda: bool) -> None:
         return
     import torch
 
-    from .profiling import on_session_thread
+    from .measure.profiling import on_session_thread
 
     torch.cuda.set_device(0)
     x = torch.randn(256, 256, device="cuda")

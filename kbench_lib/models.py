@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .candidates import Candidate, detect_backend, load_candidate
-from .problems import Problem
+from .suite.problems import Problem
 from .samples import Arrival, ModelUnavailable, Sample  # noqa: F401 - their old home: kbench_lib.models.Sample
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "problems" / "solutions"

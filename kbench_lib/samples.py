@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .candidates import Candidate
-from .problems import Problem
+from .suite.problems import Problem
 
 
 @dataclass(frozen=True)

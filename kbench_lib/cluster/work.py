@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..samples import Sample
-from ..problems import Problem
+from ..suite.problems import Problem
 
 Key = tuple  # (model, problem key, sample index): one record each
 

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from ..candidates import Candidate, detect_backend
 from ..samples import ModelUnavailable, Sample
-from ..problems import Problem
+from ..suite.problems import Problem
 from .cache import DEFAULT_PATH, Response, ResponseCache, canonical, request_key, sha256
 from .errors import GENERATION_ERROR, MalformedResponse, ProviderError, RequestRejected
 from .event_loop import EventLoopThread

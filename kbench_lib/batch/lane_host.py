@@ -46,7 +46,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import server_pool
+from ..isolation import server_pool
 
 if TYPE_CHECKING:
     from .runner import _Batch  # noqa: F401 - annotations only (never imported at run time)
@@ -68,8 +68,8 @@ def process_device(device: str) -> str:
 def process_env(device: str) -> dict[str, str]:
     """The lane process's environment: this one's, with the package importable and, for a GPU,
     that GPU its only visible one."""
-    from .build import physical_gpu
-    from .paths import with_package_importable
+    from ..judging.build import physical_gpu
+    from ..paths import with_package_importable
 
     env = with_package_importable(dict(os.environ))
     if device.startswith("cuda"):
@@ -142,7 +142,7 @@ def start(devices: list[str], wait: bool = True) -> None:
     :func:`kbench_lib.runner.start_servers`), so that a batch over them finds its lanes' processes
     ready. ``wait``: until each has its fork server, its CUDA context, cuBLAS and the profiler
     loaded (as a lane process that has judged a batch has); otherwise they are left starting."""
-    from .cpu_sets import gpu_cpu_sets
+    from ..cpu_sets import gpu_cpu_sets
 
     cpus = gpu_cpu_sets(devices)
     with _POOL_LOCK:
@@ -293,7 +293,7 @@ class LaneHost:
     def _after_death(self, code: int | None) -> None:
         """What a dead process held: samples judged again by the next one (a second death: a
         judge_error), its recorded samples' load given back, its job folders removed."""
-        from .judge import _job_parent
+        from ..judging.pipeline import _job_parent
 
         b = self.batch
         for _ in range(max(0, self.undone)):
@@ -314,7 +314,7 @@ class LaneHost:
 
     def _record_error(self, a, message: str) -> None:
         """Records ``a`` as a ``judge_error`` (it was taken from the lanes and is done with)."""
-        from .batch_judging import _error_verdict, _judge_error
+        from .verdicts import _error_verdict, _judge_error
 
         b = self.batch
         if a.sample is not None and a.sample.candidate is not None:

@@ -19,7 +19,7 @@ import torch
 
 from .problems import Config, Problem, ProblemError, instantiate
 from .reference import set_flags
-from .tensors import TOLERANCE, as_output_list, require_grad, to_device
+from ..measure.tensors import TOLERANCE, as_output_list, require_grad, to_device
 
 FP32_TOL = TOLERANCE["fp32"]
 MIN_GPU_MS = 0.1
@@ -200,7 +200,7 @@ def _fp64_violation(problem: Problem, cfg: Config, device: str, out32: list) -> 
 
 
 def _eager_ms(model, inputs, backward: bool) -> float:
-    from .timing import time_cuda
+    from ..measure.timing import time_cuda
 
     sets = [[t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]]
     return time_cuda(lambda *x: _run(model, list(x), backward)[0], sets, min_trials=20, max_trials=50, budget_s=2.0, warmup_ms=10).median_ms

@@ -11,12 +11,12 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from .judge import JudgeError, JudgeOptions, Verdict, judge
-from .problems import Problem
-from .provenance import device_name, environment
-from .records import MAX_SOURCE_CHARS
+from ..judging.pipeline import JudgeError, JudgeOptions, Verdict, judge
+from ..suite.problems import Problem
+from ..provenance import device_name, environment
+from ..records import MAX_SOURCE_CHARS
 
-RUNS_ROOT = Path(__file__).resolve().parent.parent / "results" / "runs"
+RUNS_ROOT = Path(__file__).resolve().parents[2] / "results" / "runs"
 
 
 def new_run_id(prefix: str = "run") -> str:
