@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _judge_options(a):
-    from .judge import JudgeOptions
+    from .judging.pipeline import JudgeOptions
 
     return JudgeOptions(
         device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
@@ -70,8 +70,8 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 
 def cmd_eval(a) -> int:
     from .candidates import load_candidate
-    from .judge import JudgeError, judge
-    from .problems import ProblemError, load_problem
+    from .judging.pipeline import JudgeError, judge
+    from .suite.problems import ProblemError, load_problem
 
     try:
         problem = load_problem(a.problem)
@@ -173,7 +173,7 @@ def _variant_timing_lines(verdict, kind: str) -> list[str]:
 def _selected_problems(a, verb: str) -> list:
     """The problems under ``a.problems`` kept by ``--filter`` and ``--limit``; malformed files are
     reported and skipped."""
-    from .problems import discover_with_errors
+    from .suite.problems import discover_with_errors
 
     problems, errors = discover_with_errors(a.problems)
     for path, err in errors:
@@ -206,7 +206,7 @@ def cmd_run(a) -> int:
     from .generation.errors import MissingExtra
     from .generation.spec import SpecError
     from .models import ModelUnavailable
-    from .runner import RUNS_ROOT, new_run_id, run_batch
+    from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
     problems = _selected_problems(a, "run")
     backends = (a.backend,) if a.backend else None
@@ -245,7 +245,7 @@ def _searches(a) -> bool:
 
 
 def _run_strategy(a, problems: list, run_id: str, backends) -> list[dict]:
-    from .runner import RUNS_ROOT
+    from .batch.runner import RUNS_ROOT
     from .strategies import DEFAULT_VERIFIERS, run_strategy, strategy_params
 
     wanted = {"samples": a.samples, "turns": a.turns, "chains": a.chains, "stop_when_correct": a.stop_when_correct or None,
@@ -297,8 +297,8 @@ def _add_strategy_args(p: argparse.ArgumentParser) -> None:
 def cmd_lint(a) -> int:
     from tqdm.auto import tqdm
 
-    from .lint import lint_problem, summarize
-    from .problems import discover_with_errors
+    from .suite.lint import lint_problem, summarize
+    from .suite.problems import discover_with_errors
     from .provenance import resolve_device
 
     device = resolve_device(a.device)
@@ -340,7 +340,7 @@ def cmd_lint(a) -> int:
 
 
 def cmd_index(a) -> int:
-    from .roofline import write_index
+    from .suite.roofline import write_index
 
     df = write_index(a.problems, a.out)
     print(f"wrote {len(df)} problems to {a.out}")
@@ -348,7 +348,7 @@ def cmd_index(a) -> int:
 
 
 def cmd_baselines(a) -> int:
-    from .baselines import sweep
+    from .judging.baselines import sweep
 
     problems = _selected_problems(a, "baselines")
     folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet,

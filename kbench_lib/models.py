@@ -15,46 +15,14 @@ Language models (``openai:MODEL[@BASE_URL]``, ``anthropic:MODEL``, ``hf:PATH``; 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .candidates import Candidate, detect_backend, load_candidate
-from .problems import Problem
+from .suite.problems import Problem
+from .samples import Arrival, ModelUnavailable, Sample  # noqa: F401 - their old home: kbench_lib.models.Sample
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "problems" / "solutions"
-
-
-@dataclass(frozen=True)
-class Sample:
-    index: int
-    candidate: Candidate | None
-    error: str | None = None  # the candidate could not even be read, or the model gave none
-    failure: str | None = None  # the record's failure category when there is no candidate (default load_error)
-    meta: dict = field(default_factory=dict, compare=False)  # generation columns of the record (prompt_sha, tokens ...)
-
-
-@dataclass(frozen=True)
-class Arrival:
-    """One sample as it arrives from a model, for a runner that judges while the model generates:
-    ``sample`` (None when the model failed on the whole problem: ``error`` says why, and the
-    record takes sample index 0), and ``last``: no more arrivals follow for ``problem`` (its
-    prepared reference may be released)."""
-
-    problem: Problem
-    sample: Sample | None
-    error: str | None = None
-    last: bool = True
-
-    @property
-    def index(self) -> int:
-        return self.sample.index if self.sample is not None else 0
-
-
-class ModelUnavailable(Exception):
-    """The model cannot answer at all (a bad key, an unreachable server, a replay-cache miss): the
-    batch stops with this error instead of recording a failure for every problem; what was already
-    recorded stays, and running again with the same run id resumes."""
 
 
 def folder_model(root: str | Path, backends: tuple[str, ...] | None = None) -> Callable[[Problem], list[Sample]]:

@@ -28,11 +28,11 @@ import traceback
 import torch
 import torch.utils._device  # the device context that routes factories (checked around each timed draw)
 
-from . import compare, device_arena, profiling, tensorfile, timing  # bound before any candidate code runs
-from .compare import fingerprint as _fingerprint
-from .problems import Config, instantiate, load_problem
-from .reference import draw_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
-from .tensors import as_output_list, dtype_of, require_grad, to_device
+from .measure import compare, device_arena, profiling, tensorfile, timing  # bound before any candidate code runs
+from .measure.compare import fingerprint as _fingerprint
+from .suite.problems import Config, instantiate, load_problem
+from .suite.reference import draw_inputs, reference_state, set_flags, state_fingerprint, upstream_grads
+from .measure.tensors import as_output_list, dtype_of, require_grad, to_device
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -262,7 +262,7 @@ def _harness_objects() -> dict:
         objs[f"device_arena.Arena.{name}"] = inspect.getattr_static(device_arena.Arena, name)
     for name in dir(torch.Tensor):  # through its bases: fingerprints call Tensor methods (__int__, view, ...)
         objs[f"torch.Tensor.{name}"] = inspect.getattr_static(torch.Tensor, name, None)
-    for mod in ("kbench_lib.tensors", "kbench_lib.reference"):
+    for mod in ("kbench_lib.measure.tensors", "kbench_lib.suite.reference"):
         for name, obj in vars(sys.modules[mod]).items():
             objs[f"{mod}.{name}"] = obj
     for owner, names in (
@@ -868,7 +868,7 @@ def _callables(owner, prefix: str, objs: dict) -> None:
 
 # the judge's own modules a draw runs through: every global of theirs, callable or not (a table such
 # as compare's dtype widths replaced is as good as a function replaced)
-_DRAWING_OWN = ("kbench_lib.tensors", "kbench_lib.reference", "kbench_lib.compare", "kbench_lib.problems")
+_DRAWING_OWN = ("kbench_lib.measure.tensors", "kbench_lib.suite.reference", "kbench_lib.measure.compare", "kbench_lib.suite.problems")
 
 
 def _drawing_state(cases: list[dict]) -> dict:
@@ -918,7 +918,7 @@ def _warm_imports() -> None:
     """The modules the fork server imports before any fork (a forked worker has them already):
     imported later, by the profiler or a candidate's torch.compile, torch._dynamo rebinds
     ``torch.manual_seed``, which the check around each timed draw would read as tampering."""
-    from .forkserver import WARM_IMPORTS
+    from .isolation.process_setup import WARM_IMPORTS
 
     for name in WARM_IMPORTS:
         if name not in sys.modules:

@@ -6,12 +6,12 @@ from pathlib import Path
 import pandas as pd
 
 from . import metrics, plots, protocols
-from .judge import JudgeOptions
+from .judging.pipeline import JudgeOptions
 from .models import get_model
-from .problems import Problem, discover_with_errors
+from .suite.problems import Problem, discover_with_errors
 from .provenance import resolve_device
 from .records import read_records
-from .runner import RUNS_ROOT, new_run_id, run_batch
+from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
 REPO = Path(__file__).resolve().parent.parent
 BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cpp", "torch")}
@@ -249,8 +249,8 @@ def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -
 def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph"), device: str = "auto", levels=None,
                       limit: int | None = None, small: bool | None = None, root=None, budget_s: float = 5.0):
     """Run (or resume) a baseline sweep and return its rows."""
-    from .baselines import sweep
-    from .baselines_store import _table
+    from .judging.baselines import sweep
+    from .suite.baselines_store import _table
 
     problems, _ = discover_with_errors(problems_dir or REPO / "problems")
     if levels:

@@ -239,8 +239,9 @@ def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch)
     import torch
 
     from kbench_lib import judge as judge_mod, tensorfile
+    from kbench_lib.judging import outputs
 
-    monkeypatch.setattr(judge_mod, "PREALLOCATE_MIN", 0)
+    monkeypatch.setattr(outputs, "PREALLOCATE_MIN", 0)  # read where _preallocate_outputs lives
     wd, target = tmp_path / "job", tmp_path / "elsewhere"
     wd.mkdir()
     target.mkdir()

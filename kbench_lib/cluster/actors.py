@@ -17,8 +17,8 @@ import socket
 from dataclasses import replace
 from pathlib import Path
 
-from ..judge import JudgeOptions
-from ..problems import Problem
+from ..judging.pipeline import JudgeOptions
+from ..suite.problems import Problem
 
 
 def local_device(kind: str) -> str:
@@ -36,7 +36,7 @@ def local_problem(problem: Problem) -> Problem:
             return problem
     except OSError:
         pass
-    from ..build import cache_root
+    from ..judging.build import cache_root
 
     path = cache_root() / "problems" / problem.sha / problem.path.name
     if not path.exists():
@@ -66,7 +66,7 @@ class JudgeActor:
             import torch
 
             torch.cuda.set_device(0)
-        from ..held_references import PreparedReferences
+        from ..batch.held_references import PreparedReferences
 
         # each problem's reference held while its samples come (up to keep_prepared problems, and
         # the memory budgets of the local runner): prepared again, it would draw fresh seeds and
@@ -86,15 +86,15 @@ class JudgeActor:
     def judge(self, problem: Problem, sample, err: str | None):
         """The verdict on one sample (a :class:`kbench_lib.judge.Verdict`; a judge_error verdict
         when the judge itself failed, never an exception)."""
-        from .. import runner
+        from ..batch import verdicts
 
         problem = local_problem(problem)
         prepared = self._prepared.get(problem) if sample is not None and sample.candidate is not None else None
-        return runner._judge_one(problem, sample, err, prepared, self.device, self.opts)
+        return verdicts._judge_one(problem, sample, err, prepared, self.device, self.opts)
 
     def close(self) -> None:
         """Releases the prepared references and stops this process's fork servers."""
-        from ..sandbox import close_servers
+        from ..isolation.sandbox import close_servers
 
         self._prepared.release_all()
         close_servers()
@@ -106,7 +106,7 @@ def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
     starts it with that judge's GPU as its only visible one (the build targets that GPU's
     architecture). What it returns is only for the driver's bookkeeping: the verdict comes from the
     judge, which reads the cache (a compile error is remembered there too)."""
-    from ..judge import build_candidate
+    from ..judging.pipeline import build_candidate
 
     device = local_device(kind)
     if device.startswith("cuda"):

@@ -1,7 +1,7 @@
 """Joining a Ray cluster and deciding how many judges it gets."""
 from __future__ import annotations
 
-from ..judge import JudgeOptions
+from ..judging.pipeline import JudgeOptions
 from .errors import ClusterError, import_ray
 
 NAMESPACE = "kbench"

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .. import build
-from ..judge import JudgeOptions, Verdict
+from ..judging import build
+from ..judging.pipeline import JudgeOptions, Verdict
 from ..models import ModelUnavailable, get_model, iter_samples
 from ..records import RecordWriter, read_records, row_from_verdict
 from . import actors, connect
@@ -289,7 +289,7 @@ class Batch:
         if job.key in self.done:  # never twice
             self.event("duplicate_dropped", key=list(job.key))
             return
-        from ..runner import judged_columns
+        from ..batch.verdicts import judged_columns
 
         row = row_from_verdict(verdict, run_id=self.run_id, model=self.model, strategy=self.strategy, sample=job.key[2],
                                tags=job.problem.tags, extra=judged_columns(job.problem, job.sample))
@@ -375,7 +375,7 @@ def run_batch_on_ray(problems, model: str = "reference", *, address: str | None 
     the cluster has room again; with none alive for ``recover_timeout_s`` the batch stops with a
     :class:`ClusterError` (records kept, the run id resumes). ``events``, when given, receives what
     happened (judges ready and died, builds, records) with times."""
-    from ..runner import RUNS_ROOT, new_run_id
+    from ..batch.verdicts import RUNS_ROOT, new_run_id
 
     ray, connected_here = connect.connect(address)
     run_id = run_id or new_run_id()

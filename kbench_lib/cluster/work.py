@@ -13,8 +13,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..models import Sample
-from ..problems import Problem
+from ..samples import Sample
+from ..suite.problems import Problem
 
 Key = tuple  # (model, problem key, sample index): one record each
 

@@ -22,8 +22,8 @@ from typing import Iterator
 
 from tqdm.auto import tqdm
 
-from ..models import Arrival, ModelUnavailable, Sample
-from ..problems import Problem
+from ..samples import Arrival, ModelUnavailable, Sample
+from ..suite.problems import Problem
 from .cache import canonical, sha256
 from .errors import GENERATION_ERROR
 from .prompts import build_messages

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..models import ModelUnavailable
+from ..samples import ModelUnavailable
 
 GENERATION_ERROR = "generation_error"
 _KEYLIKE_RE = re.compile(r"\b(sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_\-*.]{8,}")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from tqdm.auto import tqdm
 
 from ..candidates import Candidate, detect_backend
-from ..models import ModelUnavailable, Sample
-from ..problems import Problem
+from ..samples import ModelUnavailable, Sample
+from ..suite.problems import Problem
 from .cache import DEFAULT_PATH, Response, ResponseCache, canonical, request_key, sha256
 from .errors import GENERATION_ERROR, MalformedResponse, ProviderError, RequestRejected
 from .event_loop import EventLoopThread

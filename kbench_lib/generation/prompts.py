@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from ..problems import Problem
-from ..roofline import DEVICES, spec_for
-from ..tensors import TOLERANCE
+from ..suite.problems import Problem
+from ..suite.roofline import DEVICES, spec_for
+from ..measure.tensors import TOLERANCE
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 ASKABLE = ("cuda", "triton", "cpp", "torch")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..judge import JudgeOptions
-from ..problems import Problem, discover_with_errors
+from ..judging.pipeline import JudgeOptions
+from ..suite.problems import Problem, discover_with_errors
 from ..provenance import device_name, resolve_device
 from ..records import read_records
-from ..runner import RUNS_ROOT, new_run_id, run_batch
+from ..batch.runner import RUNS_ROOT, new_run_id, run_batch
 from .spec import is_language_model
 
 REPO = Path(__file__).resolve().parents[2]

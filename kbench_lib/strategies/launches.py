@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..problems import Problem, instantiate
+from ..suite.problems import Problem, instantiate
 
 _LOCK = threading.Lock()  # the launch hook is process-wide while it is in place
 

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from ..generation.prompts import PromptOptions, build_messages, precision_block, shapes_block, task_block
-from ..problems import Problem
+from ..suite.problems import Problem
 from .feedback import FeedbackOptions, feedback_text
 
 REFINE = """The judge ran your code. What it saw:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..generation.prompts import PromptOptions, build_messages
 from ..models import Sample, get_model
-from ..problems import Problem
+from ..suite.problems import Problem
 from .feedback import FeedbackOptions
 from .prompts import evolve_messages, refine_messages
 

@@ -19,12 +19,12 @@ from tqdm.auto import tqdm
 
 from ..generation.cache import DEFAULT_PATH
 from ..generation.spec import is_language_model
-from ..judge import JudgeOptions
+from ..judging.pipeline import JudgeOptions
 from ..models import ModelUnavailable
-from ..problems import Problem
+from ..suite.problems import Problem
 from ..provenance import resolve_device
 from ..records import RecordWriter, read_records, row_from_verdict, truncate
-from ..runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
+from ..batch.runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
 from . import evolve, refine, single
 from .observations import ObservationStore
 from .proposers import make_proposer

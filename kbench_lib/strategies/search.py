@@ -25,12 +25,12 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from ..held_references import prepare_reference
-from ..judge import JudgeOptions
+from ..batch.held_references import prepare_reference
+from ..judging.pipeline import JudgeOptions
 from ..models import Sample
-from ..problems import Problem
+from ..suite.problems import Problem
 from ..records import row_from_verdict, truncate
-from ..runner import _error_verdict, _judge_one, start_builds
+from ..batch.runner import _error_verdict, _judge_one, start_builds
 from .observations import ObservationStore, observation_from_row, observation_key
 
 REJECTED = "verifier_rejected"  # the failure of a record whose candidate a verifier kept from the judge

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..candidates import Candidate
 from ..models import SOLUTIONS, Sample, folder_model
-from ..problems import Problem
+from ..suite.problems import Problem
 
 KEYWORD = re.compile(r"block|tile|warps|stages|threads|group_size", re.IGNORECASE)
 THREADS = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)

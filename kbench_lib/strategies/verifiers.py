@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..problems import Problem
+from ..suite.problems import Problem
 from .search import Decision
 
 QUESTIONS = {

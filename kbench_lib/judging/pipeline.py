@@ -1,0 +1,355 @@
+"""Judging one candidate against one problem: static -> build -> load -> correctness -> timing -> guards.
+
+The judge's process owns the reference: it builds the problem's Model, draws fresh seeds, computes
+the expected outputs (and gradients, for backward tasks), and times the eager baseline. The
+candidate runs in a separate, isolated worker process (:mod:`kbench_lib.worker`, started through
+:mod:`kbench_lib.sandbox`) that never sees an expected value; its raw outputs come back as plain
+tensors and are compared here, element by element.
+
+This module is the pipeline (:func:`judge`, :class:`Judgement`); its stages are modules of their own,
+in the order a judgement meets them: :mod:`.verdict` (options, verdict, failures), :mod:`.build_job`
+(the isolated build), :mod:`.outputs` (tensor transfer), :mod:`.worker_reports` (what the worker
+reported and how it ended), :mod:`.correctness` (the run, each configuration, the decision),
+:mod:`.timed` (the timed run and timed variants), :mod:`.profile_check`, :mod:`.stage_times`.
+Their names are also importable from here (``kbench_lib.judge.Verdict``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from .. import protocols
+from ..isolation import sandbox, server_pool
+from . import build, guards
+from ..measure import device_arena
+from ..build_claim import BuildClaim
+from ..candidates import Candidate
+from .prepared import PreparedProblem, prepare
+from ..suite.problems import Problem, ProblemError
+from ..provenance import device_name, environment, resolve_device
+from ..measure.tensors import nbytes
+from ..worker import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
+from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
+)
+from .worker_reports import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    INT32_MAX, ONCE, VARIANT_TIMING_ALLOWANCE_S, _count, _death, _died, _died_checking, _ended_early, _first,
+    _forged_reports, _last, _plain_json, _real, _strings, run_limit_s,
+)
+from .stage_times import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    _Laps, _START_PARTS, _stage_parts, _stage_times,
+)
+from .outputs import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    ARENA_MIN, HEADER_ROOM, MAX_RESULT_FILES, PREALLOCATE_MIN, PREALLOCATE_THREADS, RESULT_SLACK, _OutDir,
+    _Preallocation, _arena_bytes, _arena_size, _output_arena, _output_files, _preallocate_outputs,
+    _result_cap,
+)
+from .profile_check import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    _check_profile, _clean_profile,
+)
+from .correctness import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    _check_configs, _decide, _run_failed,
+)
+from .timed import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    _STAT_COUNTS, _STAT_NUMBERS, _TIMING_PARTS, _check_timed_outputs, _recheck_samples, _rewritten,
+    _time_variants, _timed_cases, _timing_stats,
+)
+from .build_job import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
+    BuildResult, _JOB_DIR, _job_parent, _remove_orphans, build_candidate,
+)
+
+
+def _syntax_error(source: str) -> str | None:
+    """The message the worker gives a candidate that does not parse, found without running it
+    (``compile`` parses and executes nothing; this interpreter is the worker's)."""
+    try:
+        compile(source, "candidate.py", "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError and TabError too
+        return f"syntax error in candidate: {e}"
+    except (ValueError, RecursionError, MemoryError):  # null bytes, absurd nesting: the worker says what
+        pass
+    return None
+
+
+def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
+    """The job the worker reads (and deletes before the candidate is imported): where the problem
+    is, how to draw each case's inputs and build the reference state, and how to time. No input
+    data and no expected value travels: the worker draws the inputs itself."""
+    (workdir / "candidate.py").write_text(candidate.source)
+    poison = max((nbytes(c.expected) for c in prep.cases), default=0) * 2 + (64 << 20) if opts.guards else 0
+    job = {
+        "device": build.worker_device(prep.device),
+        "precision": opts.precision,
+        "task": prep.problem.task,
+        "problem_path": str(prep.problem.path),
+        "problem_level": prep.problem.level,
+        "candidate_path": str(workdir / "candidate.py"),
+        "cases": prep.job_cases(),
+        "poison_bytes": poison,
+        "profile": opts.guards,
+        "guards": opts.guards,
+        "timing": {
+            "enabled": opts.timing,
+            "warmup_ms": opts.warmup_ms,
+            "min_trials": opts.min_trials,
+            "max_trials": opts.max_trials,
+            "budget_s": opts.timing_budget_s,
+            "target_rse": opts.target_rse,
+            "trace": opts.timing_trace,
+        },
+    }
+    (workdir / "job.json").write_text(json.dumps(job))
+
+
+def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
+          prepared: PreparedProblem | None = None) -> Verdict:
+    """Judge ``candidate`` on ``problem``. Always returns a verdict unless the judge itself cannot
+    run (then :class:`JudgeError`).
+
+    ``prepared``: the problem's reference side (:func:`kbench_lib.prepared.prepare`), shared by
+    every candidate of the problem in a batch; made here, with fresh seeds, when not given."""
+    return start_judgement(problem, candidate, opts, workdir, prepared).finish()
+
+
+def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
+                    prepared: PreparedProblem | None = None, gated: bool = False, built: "BuildResult | None" = None) -> "Judgement":
+    """:func:`judge` up to its worker's start: the job written, the candidate built, the worker
+    running (or the verdict already decided, by a failed build). :meth:`Judgement.finish` waits for
+    the worker and checks what it left. ``gated``: the worker waits before its profile and timed
+    calls until :meth:`Judgement.open_gate` (a batch overlaps it with the previous candidate's
+    checks: :mod:`kbench_lib.overlap`). ``built``: this candidate's build, already tried for this
+    judgement (a batch builds ahead): a failure there is its verdict, without a second try (a
+    build at its time limit is not remembered in the cache, and would take its whole limit again).
+    Raises :class:`JudgeError` as :func:`judge` does."""
+    opts = opts or JudgeOptions()
+    started = time.monotonic()
+    try:
+        device = resolve_device(opts.device)
+    except RuntimeError as e:
+        raise JudgeError(str(e)) from e
+    small = (not device.startswith("cuda")) if opts.small is None else opts.small
+    opts.small = small
+    v = Verdict(
+        problem=problem.key, level=problem.level, backend=candidate.backend, device=device,
+        device_name=device_name(device), precision=opts.precision, small=small, kernel_sha=candidate.sha[:16],
+        env=environment(device),
+    )
+    try:
+        if prepared is None:
+            t0 = time.monotonic()
+            server_pool.prestart(device.startswith("cuda"))  # the worker's fork server starts while the reference is made
+            prepared = prepare_problem(problem, opts, device)
+            v.stage_s["reference_cases"] = round(time.monotonic() - t0, 3)
+        elif (prepared.problem.sha, prepared.device, prepared.precision, prepared.small) != (problem.sha, device, opts.precision, small):
+            raise JudgeError(f"the prepared reference is for {prepared.problem.key} on {prepared.device} ({prepared.precision}), "
+                             f"not {problem.key} on {device} ({opts.precision})")
+        elif not _plans_variant_timing(prepared, opts):
+            raise JudgeError(f"the prepared reference of {problem.key} was planned with time_variants={not opts.time_variants}")
+        v.seed = prepared.seed
+        return Judgement(prepared, candidate, opts, v, workdir, started, gated, built)
+    except BaseException:
+        v.judge_s = time.monotonic() - started
+        raise
+
+
+def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None, cancel=None) -> PreparedProblem:
+    """The reference side of ``problem`` for ``opts`` (fresh seeds unless ``opts.seed``); ``cancel``:
+    see :func:`kbench_lib.prepared.prepare`."""
+    opts = opts or JudgeOptions()
+    device = device or resolve_device(opts.device)
+    small = (not device.startswith("cuda")) if opts.small is None else opts.small
+    try:
+        return prepare(problem, device, opts, small, opts.seed, cancel=cancel)
+    except ProblemError as e:
+        raise JudgeError(str(e)) from e
+
+
+def _plans_variant_timing(prep: PreparedProblem, opts: JudgeOptions) -> bool:
+    """Whether a prepared problem's plan times the variants exactly when ``opts`` asks for it."""
+    has_variants = len({s.config.name for s in prep.specs}) > 1
+    return not (opts.timing and has_variants) or bool(prep.timed_variants) == bool(opts.time_variants)
+
+
+class Judgement:
+    """One candidate's judgement under way (:func:`start_judgement`): its worker runs, or its
+    verdict was decided before one started. :meth:`finish` waits for the worker, checks what it
+    left, and cleans up; it always ends with the verdict, or raises what :func:`judge` would."""
+
+    def __init__(self, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions, v: Verdict, workdir, started: float,
+                 gated: bool, built: "BuildResult | None" = None):
+        self.prep, self.candidate, self.opts, self.v, self.started = prep, candidate, opts, v, started
+        self._built = built if built is not None and built.failure else None
+        self.lap = _Laps(v)
+        self.run: sandbox.Running | None = None  # None after _start: the verdict needed no run (a failed build)
+        self._own_dir = workdir is None
+        self.wd = Path(tempfile.mkdtemp(prefix=f"kbench-job-{os.getpid()}-", dir=_job_parent())) if self._own_dir else Path(workdir)
+        self._allocating = self._out = self._arena = None
+        self._claim: BuildClaim | None = None
+        self._finished: Verdict | None = None
+        try:
+            self._start(gated)
+        except BaseException:
+            self._cleanup()
+            self.v.judge_s = time.monotonic() - started
+            raise
+
+    def _start(self, gated: bool) -> None:
+        prep, candidate, opts, v, lap = self.prep, self.candidate, self.opts, self.v, self.lap
+        if opts.guards:  # static: what the source says (flags only; what ran is checked at run time)
+            v.flags.extend(guards.static_flags(candidate.source, candidate.backend, opts.policy))
+            v.flags.extend(prep.flags)
+        v.sol_ms = prep.sol_ms
+        v.notes.extend(prep.notes)
+        v.variants_declared, v.variants_derived = list(prep.variants_declared), list(prep.variants_derived)
+        syntax = _syntax_error(candidate.source)
+        if syntax:  # its import could only raise it: no build, no worker
+            _fail(v, "load_error", syntax)
+            return
+        device = prep.device
+        self.wd.mkdir(parents=True, exist_ok=True)
+        _write_job(self.wd, prep, candidate, opts)
+        self._out = _OutDir(self.wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed
+        lap("write_job")
+        self._arena = _output_arena(prep, opts)
+        if self._arena is not None:
+            self._out.arena = self._arena
+            lap("device_arena")
+        else:
+            self._allocating = _preallocate_outputs(self._out, prep, opts)
+        # build: once per distinct source; compiler output goes into the verdict, not the terminal
+        if build.needs_build(candidate):
+            b = self._built or build_candidate(candidate, device, opts, self.wd)
+            v.build_s, v.build_cached, v.build_log = b.seconds, b.cached, b.log[-20000:]
+            v.network_isolated = b.network_isolated
+            if b.failure:
+                _fail(v, b.failure, b.message, b.log)
+                return
+        v.compiled = True
+        lap("build")
+        # run: correctness on every case, then timing, in one fresh isolated process; a compiled
+        # candidate's import takes torch's build lock for a moment: held under a claim (build_claim.py)
+        if build.needs_build(candidate):
+            self._claim = BuildClaim(build.build_dir(candidate, device))
+        # the arena's descriptor goes to this worker (named by ENV_FD), with its size
+        arena = self._arena if self._arena is not None and self._arena.fd >= 0 else None
+        self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
+                                          timeout_s=run_limit_s(prep, opts),
+                                          env_extra={**build.build_env(candidate, device),
+                                                     **({device_arena.ENV_BYTES: str(arena.nbytes)} if arena else {})},
+                                          isolate_network=opts.isolate_network and opts.guards, cuda=device.startswith("cuda"),
+                                          writable=build.writable_dirs(candidate, device), gated=gated,
+                                          idle_timeout_s=opts.idle_timeout_s or None,
+                                          fds={device_arena.ENV_FD: arena.fd} if arena else None)
+        if arena is not None:
+            arena.close_fd()  # the worker has its own: no later worker can be given this one
+
+    @property
+    def isolated(self) -> bool:
+        """Whether its worker runs in its own PID and mount namespaces (what overlapping two
+        candidates' workers relies on: neither can see, signal or write to the other)."""
+        return self.run is not None and self.run.pid_isolated
+
+    def detach(self) -> bool:
+        """After its worker ended, before another candidate's worker starts beside its checks:
+        its result files opened and its job folder removed, so that nothing of it is left for the
+        next one to find. False where that cannot be done (a caller's own folder): then nothing
+        may run beside it."""
+        if self.run is None or self.run.ended is None or not self._own_dir:
+            return self.run is None
+        self._release_claim()
+        if self._allocating is not None:
+            self._allocating.stop()
+        if self._out is not None:
+            self._out.detach()
+        shutil.rmtree(self.wd, ignore_errors=True)
+        return not self.wd.exists()
+
+    def _release_claim(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
+
+    def open_gate(self) -> None:
+        if self.run is not None:
+            self.run.open_gate()
+
+    def wait(self) -> None:
+        """Until its worker has ended (opening the gate if it is still shut)."""
+        if self.run is not None:
+            self.run.wait()
+
+    def finish(self) -> Verdict:
+        if self._finished is not None:
+            return self._finished
+        try:
+            if self.run is not None:
+                self._check()
+            self._finished = self.v
+            return self.v
+        finally:
+            self._cleanup()
+            self.v.judge_s = time.monotonic() - self.started
+
+    def _check(self) -> None:
+        prep, candidate, opts, v, lap, out = self.prep, self.candidate, self.opts, self.v, self.lap, self._out
+        res = self.run.result()
+        self._release_claim()  # its processes are gone: none of them holds torch's build lock now
+        _stage_times(v, lap.mark, res, self.run.ended)
+        lap.mark = time.monotonic()
+        v.network_isolated = res.network_isolated
+        if _run_failed(v, res, prep, opts):
+            return
+        _check_profile(v, res, prep, candidate, opts)
+        lap("reference_profile")
+        configs = _check_configs(v, res, prep, out, opts)
+        lap("compare")
+        default = configs[0]
+        # timed whenever the default configuration may be correct under some protocol (its error within
+        # the loosest tolerance): a run judged under one protocol can be read under another
+        if opts.timing and _last(res.messages, "timing") and protocols.may_pass(default, prep.precision):
+            if _check_timed_outputs(v, res, prep, out, opts, default):
+                lap("recheck")
+                _baselines(v, prep, opts)
+                lap("baseline")
+                if prep.timed_variants:
+                    _time_variants(v, res, prep, out, opts, configs)
+                    lap("variant_timing")
+        _decide(v, configs, prep, opts, res.log)
+        lap("decide")
+        if opts.guards and protocols.may_pass(default, prep.precision):
+            v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
+        elif not opts.guards:
+            v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
+
+    def _cleanup(self) -> None:
+        try:
+            if self.run is not None and self.run.ended is None:  # finishing failed before the wait: never leave it running
+                self.run.wait()
+        finally:
+            self._release_claim()
+            if self._allocating is not None:
+                self._allocating.stop()
+            if self._arena is not None:  # its memory goes back once no tensor views it
+                self._arena.close_fd()
+                self._arena = None
+            if self._out is not None:
+                self._out.close(self._allocating.names if self._allocating is not None else [])
+                self._out = None
+            if self._own_dir and not self.opts.keep_workdir:
+                shutil.rmtree(self.wd, ignore_errors=True)
+
+
+def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
+    """Eager (measured once per prepared problem) and torch.compile baselines, and the speedups."""
+    base = prep.baseline(opts)
+    v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
+    v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
+    v.baseline_compile_ms = prep.compile_baseline_ms(opts)
+    if v.baseline_compile_ms and v.runtime_ms:
+        v.speedup_compile = v.baseline_compile_ms / v.runtime_ms

@@ -1,0 +1,449 @@
+"""A problem prepared for judging: the reference side, computed once and shared by every candidate
+of that problem in a batch.
+
+For one (problem, device, precision, size, seed set) it holds the plan of cases (the default
+configuration over ``n_seeds`` input sets, every variant, and ``timing_sets`` input sets only the
+timed calls see; with ``time_variants``, :data:`VARIANT_TIMING_SETS` more for each variant), the
+reference's expected outputs (on the judge's GPU when it has one: the comparison runs there, and
+the judge's host memory stays small), fingerprints of every input set and of the reference state
+(the candidate's worker draws the same inputs and builds the same state itself, and proves it),
+the eager baseline timed once over a rotation of the configuration's timed sets (and once per
+variant, with ``time_variants``), the reference's compute ops, and the roofline bound.
+
+Seeds are drawn fresh for each prepared problem (each batch) unless given; the candidate's worker
+learns the checked sets' seeds only inside its own sandbox, where it draws them before any
+candidate code runs. A candidate's timed sets are its worker's own: each drawn at its first timed
+call from a seed the worker takes from the OS then, and drawn again here from the reported seed
+(:meth:`PreparedProblem.timed_case`) for the re-check; the baseline's timed sets are the plan's.
+Nothing here ever enters a candidate's process (THREATS #4, #15).
+"""
+from __future__ import annotations
+
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+
+import torch
+
+from . import tf32
+from ..measure import profiling
+from ..suite import baselines_store, roofline, variants
+from ..suite.lint import degenerate_reasons
+from ..suite.problems import Config, Problem, ProblemError
+from ..provenance import device_name
+from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, upstream_grads
+from ..measure.tensors import TOLERANCE, nbytes, require_grad
+from ..measure.timing import Timing, time_callable
+from ..worker import timing_groups
+
+DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory
+VARIANT_TIMING_SETS = 3  # never-seen input sets per variant for its timed rotation (``time_variants``)
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    config: Config
+    init_seed: int
+    input_seed: int
+    timed: bool
+
+
+def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
+               device: str | None = None, variant_timing_sets: int = 0) -> list[CaseSpec]:
+    """The default configuration with ``n_seeds`` input sets over one model, every variant with
+    ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed calls see, then
+    ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
+    the variants (none without default timing sets: the first timed group is the default's, for the
+    worker and the judge alike). Timed sets come last, the default configuration's first."""
+    configs = problem.configs(small=small, device=device)
+
+    def sets(v: int, cfg: Config, first: int, n: int, timed: bool) -> list[CaseSpec]:
+        init = base + 104729 * v
+        return [CaseSpec(cfg, init, init + 1 + 7919 * k, timed) for k in range(first, first + n)]
+
+    out = sets(0, configs[0], 0, n_seeds, False)
+    for v, cfg in enumerate(configs[1:], start=1):
+        out += sets(v, cfg, 0, variant_seeds, False)
+    out += sets(0, configs[0], n_seeds, timing_sets, True)
+    if timing_sets <= 0:  # variants are timed only beside the default configuration, which comes first
+        return out
+    for v, cfg in enumerate(configs[1:], start=1):
+        out += sets(v, cfg, variant_seeds, variant_timing_sets, True)
+    return out
+
+
+def timed_groups(specs: list[CaseSpec]) -> list[tuple[str, list[int], list[int]]]:
+    """(configuration name, indices of its timed sets, indices of its checked sets) for every
+    configuration with timed sets, the default configuration first: what the worker times, and
+    what the judge re-checks and times the baseline on (the worker's own rule, on the same plan)."""
+    return timing_groups([{"config": s.config.name, "timed": s.timed} for s in specs])
+
+
+@dataclass
+class PreparedProblem:
+    problem: Problem
+    device: str
+    precision: str
+    small: bool
+    seed: int
+    specs: list[CaseSpec]
+    cases: list[Case]
+    flags: list[str] = field(default_factory=list)  # about the task itself (degenerate_task)
+    notes: list[str] = field(default_factory=list)
+    sol_ms: float | None = None
+    expected_on_device: bool = False
+    prepare_s: float = 0.0
+    variants_declared: list = field(default_factory=list)
+    variants_derived: list = field(default_factory=list)
+    _model: object = None
+    _baseline: Timing | None = None
+    _baseline_error: str | None = None
+    _variant_baselines: dict = field(default_factory=dict)  # config name -> Timing
+    _ref_ops: dict | None = None
+    _compile_ms: dict = field(default_factory=dict)
+    _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
+    _timed_models: dict = field(default_factory=dict)  # config name -> (reference model, init inputs) (timed_case)
+    _tf32_tol: dict = field(default_factory=dict)  # config name -> the reference's own TF32 error (reference_tf32_tol)
+
+    @property
+    def timed(self) -> list[bool]:
+        return [s.timed for s in self.specs]
+
+    @property
+    def tolerance(self) -> float:
+        return TOLERANCE[self.precision]
+
+    @property
+    def timing_groups(self) -> list[tuple[str, list[int], list[int]]]:
+        """:func:`timed_groups` of the plan: the default configuration, then any timed variant."""
+        return timed_groups(self.specs)
+
+    @property
+    def timed_variants(self) -> list[tuple[str, list[int], list[int]]]:
+        """The variants with timed sets of their own (``time_variants``)."""
+        return self.timing_groups[1:]
+
+    def job_cases(self) -> list[dict]:
+        """What the candidate's worker is told about each case: how to draw its inputs and build
+        the reference state, never what the outputs should be."""
+        return [
+            # a timed set's seed is the worker's own, drawn from the OS at its first timed call: a seed
+            # known in advance lets the candidate draw the set and answer it off the clock
+            {"config": s.config.name, "overrides": s.config.overrides, "init_seed": s.init_seed,
+             "input_seed": None if s.timed else s.input_seed, "timed": s.timed, "grad_output": c.grad_output}
+            for s, c in zip(self.specs, self.cases)
+        ]
+
+    def timed_case(self, index: int, seed: int) -> Case:
+        """The judge's own case for timed set ``index`` as the worker drew it, with its own ``seed``
+        (reported after the timed calls): inputs' fingerprints and expected outputs, from the
+        configuration's reference model, built once."""
+        s = self.specs[index]
+        reference = self._timed_models.get(s.config.name)
+        if reference is None:
+            first = next(i for i, x in enumerate(self.specs) if x.timed)
+            model = self.reference_model() if s.config.name == self.specs[first].config.name else self._variant_model(index)
+            reference = self._timed_models[s.config.name] = (model, self.cases[index].init_inputs)
+        return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
+                         keep_on_device=self.expected_on_device, reference=reference)
+
+    def reference_tf32_tol(self, config: str) -> float | None:
+        """``tol_needed`` of the reference run with TF32 on, against its fp32 outputs, on the first
+        checked set of ``config`` (:func:`kbench_lib.tf32.reference_error`), measured once; None
+        where it does not apply or could not be measured."""
+        if config not in self._tf32_tol:
+            i = next((k for k, s in enumerate(self.specs) if s.config.name == config and not s.timed), None)
+            value = None
+            if i is not None:
+                try:
+                    value = tf32.reference_error(self.problem, self.specs[i], self.cases[i].expected, self.device, self.precision)
+                except Exception as e:  # noqa: BLE001 - the reference ran before; a failure here only loses the explanation
+                    self.notes.append(f"the reference's TF32 error on {config} could not be measured: {type(e).__name__}: {str(e)[:200]}")
+            self._tf32_tol[config] = value
+        return self._tf32_tol[config]
+
+    def reference_model(self):
+        """The reference model of the timed configuration, built once."""
+        if self._model is None:
+            first = next(s for s in self.specs if s.timed) if any(self.timed) else self.specs[0]
+            self._model = build_reference(self.problem, first.config, first.init_seed, first.input_seed, self.device, self.precision)[0]
+        return self._model
+
+    def _inputs(self, spec: CaseSpec) -> list:
+        """The input set of ``spec``, drawn again (cheaper on the device than keeping it)."""
+        return make_inputs(self.problem, spec.config, spec.input_seed, self.precision, self.device)
+
+    def reference_profile(self) -> dict:
+        """The profile of the reference's forward on the first timed input set
+        (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
+        if self._ref_ops is None:
+            spec = next(s for s in self.specs if s.timed)
+            with torch.no_grad():
+                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device, one_thread=True)
+        return self._ref_ops
+
+    def reference_ops(self) -> dict:
+        """The compute ops of the reference's forward on the first timed input set."""
+        return self.reference_profile()["ops"]
+
+    def baseline(self, opts) -> Timing:
+        """The eager baseline over the plan's timed sets of the default configuration (the same
+        configuration and count the candidate is timed on, other data), measured once."""
+        if self._baseline is None:
+            self._baseline = self._time_reference(opts)
+        return self._baseline
+
+    def measure_now(self, opts, cancel=None) -> dict[str, float]:
+        """Everything the judge itself measures on the device for this problem, done now, once:
+        the eager baseline (and each timed variant's, and torch.compile's where asked for) and the
+        reference's profile. A batch that overlaps candidates calls this while no worker runs, so
+        that no measurement of the reference shares the GPU with a candidate; judging one
+        candidate at a time measures them lazily, as the first candidate needs them, and a batch
+        whose fork server still starts measures them ahead (:meth:`kbench_lib.runner._Batch.prepare_ahead`).
+        ``cancel`` is asked before each measurement; once it says so, the rest is left to be
+        measured when it is needed. Returns the seconds each measurement made here took
+        (``profile``, ``baseline``, ``variant:<config>``, ``compile``), with the eager baseline's
+        phases as ``baseline.<phase>`` (:attr:`kbench_lib.timing.Timing.phase_s`)."""
+        took: dict[str, float] = {}
+        for name, done, step in self._measurements(opts):
+            if done:
+                continue
+            if cancel is not None and cancel():
+                break
+            t0 = time.monotonic()
+            result = step()
+            took[name] = round(time.monotonic() - t0, 3)
+            if name == "baseline":
+                took.update({f"baseline.{k}": v for k, v in result.phase_s.items()})
+        return took
+
+    def measured(self, opts) -> bool:
+        """Whether every measurement :meth:`measure_now` would make is made."""
+        return all(done for _, done, _ in self._measurements(opts))
+
+    def _measurements(self, opts) -> list[tuple]:
+        """(name, whether it is made, what makes it) of each measurement the judge makes of this
+        problem itself under ``opts`` (none for a problem with no timed case)."""
+        if not any(self.timed):
+            return []
+        out = [("profile", self._ref_ops is not None, self.reference_profile)] if opts.guards else []
+        if opts.timing:
+            out.append(("baseline", self._baseline is not None, partial(self.baseline, opts)))
+            out += [(f"variant:{name}", name in self._variant_baselines, partial(self.variant_baseline, name, opts))
+                    for name, _, _ in self.timed_variants]
+            out.append(("compile", "ms" in self._compile_ms, partial(self.compile_baseline_ms, opts)))
+        return out
+
+    def variant_baseline(self, config: str, opts) -> Timing:
+        """The eager baseline on one variant's timed sets (``time_variants``), measured once."""
+        if config not in self._variant_baselines:
+            self._variant_baselines[config] = self._time_reference(opts, config=config)
+        return self._variant_baselines[config]
+
+    def compile_baseline_ms(self, opts) -> float | None:
+        """torch.compile's time: the stored baseline for this device, else (``compile_baseline``)
+        measured once here."""
+        if "ms" not in self._compile_ms:
+            ms = baselines_store.lookup_compile_ms(self.problem, self.device, opts)
+            if ms is None and opts.compile_baseline:
+                try:
+                    ms = self._time_reference(opts, compile_model=True).median_ms
+                except Exception as e:  # noqa: BLE001 - compile may fail on some problems
+                    self.notes.append(f"torch.compile baseline failed: {type(e).__name__}: {str(e)[:200]}")
+            self._compile_ms["ms"] = ms
+        return self._compile_ms["ms"]
+
+    def _time_reference(self, opts, compile_model: bool = False, config: str | None = None) -> Timing:
+        """The reference timed on ``config``'s timed sets (default: the default configuration's),
+        warmed up on its checked sets, as the worker times the candidate."""
+        groups = timed_groups(self.specs)
+        name, timed, warm = next(g for g in groups if g[0] == config) if config else groups[0]
+        model = self.reference_model() if name == groups[0][0] else self._variant_model(timed[0])
+        if compile_model:
+            model = torch.compile(model)
+        sets, warm_sets = self._timing_sets(timed), self._timing_sets(warm)
+        call = _backward_call(model) if self.problem.task == "backward" else _forward_call(model)
+        set_flags()
+        threads = torch.get_num_threads()
+        if self.device == "cpu":
+            torch.set_num_threads(1)  # as the candidate is timed on the CPU
+        try:
+            return time_callable(
+                call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
+                budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
+            )
+        finally:
+            torch.set_num_threads(threads)
+
+    def _variant_model(self, index: int):
+        s = self.specs[index]
+        return build_reference(self.problem, s.config, s.init_seed, s.input_seed, self.device, self.precision)[0]
+
+    def _timing_sets(self, indices: list[int]) -> list[list]:
+        """The input sets of these cases, drawn again; for a backward task each carries its
+        upstream gradient as its last element."""
+        out = []
+        for i in indices:
+            inputs = self._inputs(self.specs[i])
+            if self.problem.task == "backward":
+                require_grad(inputs)
+                inputs.append(upstream_grads(self.cases[i].grad_output, self.specs[i].input_seed, self.device))
+            out.append(inputs)
+        return out
+
+    def variant_sol_ms(self, config: str) -> float | None:
+        """The roofline bound of a variant on this device (None off the GPU or where the FLOP
+        counter cannot trace it), counted once per prepared problem."""
+        if config not in self._variant_sol:
+            sol = None
+            if self.device.startswith("cuda"):
+                cfg = next(s.config for s in self.specs if s.config.name == config)
+                try:
+                    sol = roofline.config_sol_ms(self.problem, cfg.overrides, device_name(self.device), self.precision)
+                except Exception as e:  # noqa: BLE001 - no bound, as for the default configuration
+                    self.notes.append(f"no roofline bound for {config}: {type(e).__name__}: {str(e)[:200]}")
+            self._variant_sol[config] = sol
+        return self._variant_sol[config]
+
+    def held_bytes(self) -> dict:
+        """Bytes this problem holds, {"device": ..., "host": ...}: expected outputs and gradients
+        where they are kept, and the reference model's parameters and buffers once built."""
+        held = {"device": 0, "host": 0}
+
+        def add(obj):
+            if isinstance(obj, torch.Tensor):
+                held["device" if obj.is_cuda else "host"] += obj.numel() * obj.element_size()
+            elif isinstance(obj, (list, tuple)):
+                for o in obj:
+                    add(o)
+            elif isinstance(obj, dict):
+                for o in obj.values():
+                    add(o)
+
+        for c in self.cases:
+            add([c.expected, c.expected_input_grads, c.expected_param_grads])
+        if isinstance(self._model, torch.nn.Module):
+            add([*self._model.parameters(), *self._model.buffers()])
+        return held
+
+    def release(self) -> None:
+        """Frees what this problem holds on the device (the next problem's turn)."""
+        self.cases.clear()
+        self._model = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+
+def _forward_call(model):
+    def call(*inputs):
+        with torch.no_grad():
+            return model(*inputs)
+    return call
+
+
+def _backward_call(model):
+    def call(*args):
+        model.zero_grad(set_to_none=True)
+        out = model(*args[:-1])
+        torch.autograd.backward(list(out) if isinstance(out, (list, tuple)) else [out], args[-1])
+        return out
+    return call
+
+
+def _fits_on_device(device: str, need: int) -> bool:
+    if not device.startswith("cuda"):
+        return False
+    free, total = torch.cuda.mem_get_info(torch.device(device))
+    return need <= DEVICE_SHARE * total and need < free // 2
+
+
+class _ModelsBuilt:
+    """The reference model of each (configuration, init seed) of one preparation, built once and
+    handed to every case of it as built: its parameters and buffers restored before each (a
+    module in training mode moves its buffers as it runs). Building a model means initialising
+    its parameters on the CPU and copying them to the device: a level-2 GEMM problem (a 2304 x
+    32000 projection) built its model anew for each of its cases and took 2-10 s to prepare on
+    two H100s (session 21). A case's inputs are drawn from a fresh namespace of the problem, as
+    the candidate's worker draws them."""
+
+    def __init__(self, problem: Problem, device: str, precision: str, specs: list):
+        self.problem, self.device, self.precision = problem, device, precision
+        self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
+        self._built: dict[tuple[str, int], tuple] = {}
+
+    def get(self, config, init_seed: int) -> tuple:
+        """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
+        that seed; a model is let go with its last case."""
+        key = (config.name, init_seed)
+        self._uses[key] -= 1
+        last = self._uses[key] <= 0
+        if key not in self._built:
+            model, init_inputs = build_model(self.problem, config, init_seed, self.device, self.precision)
+            if not last:
+                self._built[key] = (model, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            return model, init_inputs
+        model, init_inputs, pristine = self._built.pop(key) if last else self._built[key]
+        with torch.no_grad():
+            model.load_state_dict(pristine)
+        return model, init_inputs
+
+
+class PreparationCancelled(Exception):
+    """A preparation given up at a case's boundary (its ``cancel`` said so): nothing of it is kept."""
+
+
+def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None = None, cancel=None) -> PreparedProblem:
+    """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot).
+    ``cancel()``, asked before each case, gives the preparation up (:class:`PreparationCancelled`):
+    a judging thread preparing ahead while its fork server starts stops once the server is ready,
+    rather than keep its first worker waiting (a level-2 GEMM problem's reference took 2-10 s to
+    prepare on two H100s, session 21)."""
+    started = time.monotonic()
+    base = seed if seed is not None else secrets.randbits(30)
+    per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0
+    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0, device, per_variant)
+    on_device = device.startswith("cuda")
+    cases: list[Case] = []
+    try:
+        models = _ModelsBuilt(problem, device, opts.precision, specs)
+        for s in specs:
+            if cancel is not None and cancel():
+                raise PreparationCancelled(problem.key)
+            cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
+                                   reference=models.get(s.config, s.init_seed)))
+            if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
+                on_device = False  # too large to keep on the GPU: this and every later case on the CPU
+                for c in cases:
+                    c.expected = [e.cpu() if isinstance(e, torch.Tensor) else e for e in c.expected]
+                    c.expected_input_grads = [g.cpu() if isinstance(g, torch.Tensor) else g for g in c.expected_input_grads]
+                    c.expected_param_grads = {k: g.cpu() for k, g in c.expected_param_grads.items()}
+    except (ProblemError, PreparationCancelled):
+        raise
+    except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
+        raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
+    p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device)
+    p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
+    p.notes.extend(dropped)
+    if opts.guards:
+        # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
+        other = next((c for c in cases[1:] if c.config == cases[0].config), None)
+        for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, p.tolerance):
+            p.flags.append(f"degenerate_task: {reason}")
+    # a timed set of the plan serves the baseline and, through its expected outputs, the sizes of a
+    # candidate's timing record only: a candidate's timed sets are its worker's own, drawn again per
+    # verdict (timed_case). Shapes kept on the meta device, the memory given back
+    meta = lambda t: torch.empty_like(t, device="meta") if isinstance(t, torch.Tensor) else t  # noqa: E731
+    for c, s in zip(cases, specs):
+        if s.timed:
+            c.expected = [meta(e) for e in c.expected]
+            c.expected_input_grads = [meta(g) for g in c.expected_input_grads]
+            c.expected_param_grads = {k: meta(g) for k, g in c.expected_param_grads.items()}
+    if device.startswith("cuda"):
+        try:
+            p.sol_ms = roofline.problem_sol_ms(problem, device_name(device), opts.precision, small)
+        except Exception as e:  # noqa: BLE001 - a problem the FLOP counter cannot trace has no bound
+            p.notes.append(f"no roofline bound: {type(e).__name__}: {str(e)[:200]}")
+    p.prepare_s = time.monotonic() - started
+    return p

@@ -1,0 +1,181 @@
+"""Speed of light: FLOPs and minimal bytes of a problem, peak rates of devices, the bound they give.
+
+FLOPs are counted by PyTorch's FLOP counter (``torch.utils.flop_counter.FlopCounterMode``) over
+the reference forward (and backward, for backward tasks), run on the ``meta`` device so that no
+arithmetic is done and any size can be counted on any machine. Minimal bytes are every input,
+parameter and output touched once. ``sol_ms = max(flops / peak_flops, bytes / peak_bandwidth)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .problems import Problem, discover_with_errors, instantiate
+from ..seeding import SEEDED
+from ..measure.tensors import require_grad
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    name: str
+    fp32_tflops: float  # non-tensor-core fp32 (TF32 is off in the judge)
+    bf16_tflops: float  # dense tensor-core bf16/fp16
+    bandwidth_tbs: float  # DRAM bandwidth, bytes read plus written
+
+
+# Datasheet peaks (dense, no sparsity). Measured ceilings override them where we have them.
+DEVICES = {
+    "h100-sxm": DeviceSpec("NVIDIA H100 SXM", 67.0, 989.0, 3.35),
+    "h100-pcie": DeviceSpec("NVIDIA H100 PCIe", 51.0, 756.0, 2.0),
+    "h200": DeviceSpec("NVIDIA H200", 67.0, 989.0, 4.8),
+    "a100": DeviceSpec("NVIDIA A100 SXM 80GB", 19.5, 312.0, 2.04),
+    "l40s": DeviceSpec("NVIDIA L40S", 91.6, 362.0, 0.864),
+}
+
+
+# Ceilings measured on the GPU machine here with Nsight Compute (gpu__time_duration, clocks not
+# locked), from benchmarks/timing_fidelity.py on 2026-11-21 (results/benchmarks/nvidia-h100-80gb-hbm3/
+# timing_fidelity-2026-11-21/): fp32 GEMM with TF32 off, 8192^3 in 21.29 ms (51.6 TFLOP/s); an fp32
+# elementwise op over 256M elements, 2.15 GB read plus written in 705.6 us (3.04 TB/s). A bf16
+# ceiling has not been measured by kbench, so the datasheet value stays.
+MEASURED = {
+    "NVIDIA H100 80GB HBM3": {"fp32_tflops": 51.6, "bandwidth_tbs": 3.04},
+}
+
+
+def measured_spec_for(device_name: str) -> DeviceSpec | None:
+    """The datasheet spec with the ceilings measured on this exact device model substituted where
+    there are any (``MEASURED``); None when the device is unknown. Reported next to the datasheet
+    bound (``sol_measured_ms``); the ``faster_than_light`` guard keeps the datasheet bound, which a
+    legitimate kernel can never beat, while a measured ceiling can be beaten a little."""
+    spec = spec_for(device_name)
+    over = MEASURED.get(device_name)
+    if spec is None or not over:
+        return spec
+    return DeviceSpec(f"{device_name} (measured)", over.get("fp32_tflops", spec.fp32_tflops),
+                      over.get("bf16_tflops", spec.bf16_tflops), over.get("bandwidth_tbs", spec.bandwidth_tbs))
+
+
+def spec_for(device_name: str) -> DeviceSpec | None:
+    n = device_name.lower()
+    if "h200" in n:
+        return DEVICES["h200"]
+    if "h100" in n:
+        return DEVICES["h100-pcie"] if "pcie" in n else DEVICES["h100-sxm"]
+    if "a100" in n:
+        return DEVICES["a100"]
+    if "l40s" in n:
+        return DEVICES["l40s"]
+    return None
+
+
+def _build(problem: Problem, overrides: dict | None, device: str = "meta"):
+    ns = instantiate(problem, overrides)
+    with SEEDED:  # seeds the global generators: never beside another thread's seeded draw
+        torch.manual_seed(0)
+        init_inputs = list(ns["get_init_inputs"]())
+        with torch.device(device):
+            model = ns["Model"](*init_inputs)
+            inputs = list(ns["get_inputs"]())
+    inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+    return model, inputs, ns
+
+
+def _bytes(ts) -> int:
+    return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
+
+
+def input_set_bytes(problem: Problem, overrides: dict | None = None) -> int:
+    """The bytes of one input set of ``problem`` (``get_inputs()``), sized on the meta device."""
+    return _bytes(_build(problem, overrides)[1])
+
+
+def count(problem: Problem, overrides: dict | None = None, dtype_bytes: int | None = None) -> dict:
+    """{'flops', 'bytes'} of one configuration (forward, plus backward for backward tasks).
+
+    Counted on the meta device; a problem with data-dependent shapes (``nonzero``, boolean
+    masks) cannot run there and is counted by running it for real on the CPU."""
+    try:
+        return _count(problem, overrides, dtype_bytes, "meta")
+    except (NotImplementedError, RuntimeError):
+        return _count(problem, overrides, dtype_bytes, "cpu")
+
+
+def _count(problem: Problem, overrides: dict | None, dtype_bytes: int | None, device: str) -> dict:
+    model, inputs, ns = _build(problem, overrides, device)
+    backward = problem.task == "backward"
+    if backward:
+        require_grad(inputs)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        out = model(*inputs)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if backward:
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    params = list(model.parameters()) + list(model.buffers())
+    nbytes = _bytes(inputs) + _bytes(params) + _bytes(outs)
+    if backward:  # read the upstream gradient, write a gradient per floating input and parameter
+        nbytes += _bytes(outs) + _bytes([t for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]) + _bytes(list(model.parameters()))
+    if dtype_bytes:
+        nbytes = nbytes * dtype_bytes // 4
+    flops = int(counter.get_total_flops())
+    # a problem whose reference is honest but wasteful (diag(a) @ B is a row scaling) states the
+    # arithmetic the task really needs; the bound must never exceed what a correct kernel needs
+    hint = ns.get("min_flops")
+    if callable(hint):
+        flops = min(flops, int(hint()))
+    return {"flops": flops, "bytes": int(nbytes)}
+
+
+def sol_ms(flops: float, nbytes: float, spec: DeviceSpec, precision: str = "fp32") -> tuple[float, str]:
+    """(speed-of-light time in ms, 'compute' or 'memory')."""
+    rate = (spec.fp32_tflops if precision == "fp32" else spec.bf16_tflops) * 1e12
+    t_compute = flops / rate
+    t_memory = nbytes / (spec.bandwidth_tbs * 1e12)
+    return max(t_compute, t_memory) * 1e3, ("compute" if t_compute >= t_memory else "memory")
+
+
+def problem_sol_ms(problem: Problem, device_name: str, precision: str = "fp32", small: bool = False) -> float | None:
+    return config_sol_ms(problem, problem.declared_configs(small=small)[0].overrides, device_name, precision)
+
+
+def config_sol_ms(problem: Problem, overrides: dict | None, device_name: str, precision: str = "fp32") -> float | None:
+    """The speed-of-light time of one configuration (the default's, or a variant's overrides)."""
+    spec = spec_for(device_name)
+    if spec is None:
+        return None
+    c = count(problem, overrides, 2 if precision != "fp32" else None)
+    return sol_ms(c["flops"], c["bytes"], spec, precision)[0]
+
+
+def index_rows(root: str | Path) -> list[dict]:
+    problems, errors = discover_with_errors(root)
+    rows = []
+    for p in problems:
+        row = {
+            "level": p.level, "number": p.number, "name": p.name, "problem": p.key, "task": p.task,
+            "tags": " ".join(p.tags), "n_variants": len(p.variants), "n_small_variants": len(p.small_variants),
+        }
+        try:
+            c = count(p)
+            row.update(flops=c["flops"], bytes=c["bytes"])
+            h100 = DEVICES["h100-sxm"]
+            row["sol_ms_h100"], row["bound_h100"] = sol_ms(c["flops"], c["bytes"], h100)
+            row["error"] = None
+        except Exception as e:  # noqa: BLE001 - a problem that cannot run on meta is listed with why
+            row.update(flops=None, bytes=None, sol_ms_h100=None, bound_h100=None, error=f"{type(e).__name__}: {str(e)[:200]}")
+        rows.append(row)
+    for path, err in errors:
+        rows.append({"problem": str(path), "error": str(err)})
+    return rows
+
+
+def write_index(root: str | Path, out: str | Path):
+    import pandas as pd
+
+    df = pd.DataFrame(index_rows(root))
+    df.to_csv(out, index=False)
+    return df

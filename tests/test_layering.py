@@ -1,0 +1,238 @@
+"""The library's layering: no import cycle between its modules, and no module imports a layer above
+its own.
+
+The graph is read with ``ast`` from the source (nothing is imported): every ``import`` and
+``from ... import`` of a ``kbench_lib`` module, relative ones and ``from . import x`` included, at
+module level or inside a function (a lazy import is still a dependency: the code breaks without
+it). Only imports under ``if TYPE_CHECKING:`` are left out: they never run.
+
+The modules kept at their old paths after a move (``kbench_lib/timing.py`` is
+``kbench_lib.measure.timing``: ``sys.modules[__name__] = _moved``) are aliases, not modules of their
+own: an import of one counts as an import of the module it stands for.
+
+The layers, lowest first (a module's layer is that of the longest prefix below that names it;
+modules of one layer may import each other, without cycles):
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "kbench_lib"
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # what every layer uses: paths, protocols, provenance, records and metrics, candidates, CPU sets
+    ("foundation", ("kbench_lib.paths", "kbench_lib.protocols", "kbench_lib.provenance", "kbench_lib.seeding",
+                    "kbench_lib.tracebacks", "kbench_lib.candidates", "kbench_lib.build_claim", "kbench_lib.records",
+                    "kbench_lib.metrics", "kbench_lib.committed", "kbench_lib.cpu_sets")),
+    # measuring, in the candidate's process and the judge's: compare, tensors, timing, profiling
+    ("measure", ("kbench_lib.measure",)),
+    # the benchmark: problems, references, variants, problem checks and lint, roofline, stored baselines
+    ("suite", ("kbench_lib.suite",)),
+    # running untrusted code: sandbox, fork servers, the worker process
+    ("isolation", ("kbench_lib.isolation", "kbench_lib.worker")),
+    # the judge's pipeline and its stages in the judge's process
+    ("judging", ("kbench_lib.judging",)),
+    # where candidates come from
+    ("generation", ("kbench_lib.samples", "kbench_lib.models", "kbench_lib.generation")),
+    # batches: locally (lanes, lane processes) or on Ray (the runner hands a batch to kbench_lib.cluster)
+    ("batch", ("kbench_lib.batch", "kbench_lib.lane_process", "kbench_lib.cluster")),
+    # what runs batches: workflows, generation runs, reports and plots, the lab's history
+    ("workflows", ("kbench_lib.workflows", "kbench_lib.generation.runs", "kbench_lib.plots", "kbench_lib.search_metrics",
+                   "kbench_lib.search_plots", "kbench_lib.lab_history")),
+    ("strategies", ("kbench_lib.strategies",)),
+    # the front: command line, the notebooks' lab, analysis
+    ("front", ("kbench_lib.cli", "kbench_lib.lab", "kbench_lib.analysis")),
+]
+
+_ALIAS = re.compile(r"^\s*from (\.[\w.]*) import (\w+) as _moved$", re.M)
+
+
+def _module_files() -> dict[str, tuple[Path, bool]]:
+    mods = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        mods[".".join(parts)] = (path, is_package)
+    return mods
+
+
+def _absolute(module: str, is_package: bool, level: int, name: str | None) -> str:
+    if not level:
+        return name or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def _aliases(mods: dict) -> dict[str, str]:
+    """Old path -> the module it is (modules whose body makes ``sys.modules[__name__]`` another module)."""
+    out = {}
+    for name, (path, is_package) in mods.items():
+        text = path.read_text()
+        if "sys.modules[__name__] = _moved" in text:
+            m = _ALIAS.search(text)
+            assert m, f"{name}: an alias without its `from .x import y as _moved`"
+            out[name] = _absolute(name, is_package, len(m.group(1)) - len(m.group(1).lstrip(".")),
+                                  m.group(1).lstrip(".") or None) + "." + m.group(2)
+    return out
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skip
+
+
+def import_graph() -> dict[str, set[str]]:
+    """kbench_lib module -> the kbench_lib modules it imports (aliases resolved, aliases themselves left out)."""
+    mods = _module_files()
+    aliases = _aliases(mods)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        while name in aliases:
+            name = aliases[name]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, (path, is_package) in mods.items():
+        if module in aliases:
+            continue
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_nodes(tree)
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                targets.update(resolve(a.name) for a in node.names if a.name.startswith("kbench_lib"))
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(module, is_package, node.level, node.module)
+                if not base.startswith("kbench_lib"):
+                    continue
+                for a in node.names:  # `from . import x`: x is a module; `from .m import f`: m is
+                    full = f"{base}.{a.name}"
+                    targets.add(resolve(full) if full in mods else resolve(base))
+        targets.discard(None)
+        targets.discard(module)
+        graph[module] = {t for t in targets if not module.startswith(t + ".")}  # a package's own __init__ runs first anyway
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def layer_of(module: str, layers=LAYERS) -> int | None:
+    best, found = -1, None
+    for i, (_, prefixes) in enumerate(layers):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, found = len(p), i
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    bad = []
+    for module, targets in graph.items():
+        for t in targets:
+            if layer_of(t, layers) > layer_of(module, layers):
+                bad.append(f"{module} ({layers[layer_of(module, layers)][0]}) imports {t} ({layers[layer_of(t, layers)][0]})")
+    return sorted(bad)
+
+
+# ----- the checks themselves can fail
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert find_cycles(graph) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    layers = [("low", ("p.low",)), ("high", ("p.high", "p.low.exception"))]
+    graph = {"p.low.x": {"p.high.y"}, "p.high.y": {"p.low.x"}, "p.low.exception": {"p.high.y"}}
+    assert upward_imports(graph, layers) == ["p.low.x (low) imports p.high.y (high)"]
+
+
+def test_the_graph_reads_relative_lazy_and_aliased_imports():
+    graph = import_graph()
+    assert "kbench_lib.cpu_sets" in graph["kbench_lib.measure.profiling"]  # `from .. import cpu_sets`
+    assert "kbench_lib.isolation.process_setup" in graph["kbench_lib.worker"]  # imported inside a function
+    assert "kbench_lib.timing" not in graph  # an alias, not a module
+    assert "kbench_lib.judging.pipeline" in graph["kbench_lib.lab"]  # lab imports kbench_lib.judge, the alias
+    assert "kbench_lib.batch.runner" not in graph["kbench_lib.batch.lane_host"]  # under TYPE_CHECKING only
+
+
+# ----- the library
+
+
+def test_no_import_cycle():
+    assert find_cycles(import_graph()) == []
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in import_graph() if layer_of(m) is None] == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert upward_imports(import_graph()) == []
+
+
+def test_aliases_are_the_modules_they_name():
+    import importlib
+
+    aliases = _aliases(_module_files())
+    assert len(aliases) >= 20
+    for old, new in aliases.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+
+
+@pytest.mark.parametrize("name", ["kbench_lib.judge", "kbench_lib.runner", "kbench_lib.timing", "kbench_lib.problems"])
+def test_old_paths_patch_the_module_itself(name, monkeypatch):
+    import importlib
+
+    module = importlib.import_module(name)
+    monkeypatch.setattr(f"{name}.__doc__", "patched")
+    assert importlib.import_module(module.__name__).__doc__ == "patched"
