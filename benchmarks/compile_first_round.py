@@ -1,5 +1,5 @@
 """Why an honest torch.compile candidate was once flagged ``memoisation_suspected`` on the H100
-(session 16: first calls on new inputs 0.378 ms, repeats 0.0277 ms, device busy 0.0236 ms).
+(2026-11-27: first calls on new inputs 0.378 ms, repeats 0.0277 ms, device busy 0.0236 ms).
 Judges candidates of the judge's own Linear+GELU fixture problem several times each, through the
 real judge (one prepared reference shared, as a batch does), with the timing's trace on, and keeps
 per judgement: the flags, the first round against its peers, how many first-round calls were issued

@@ -71,7 +71,7 @@ def _sampler(kind: str):
             return
         if kind in ("cpu_sample", "cpu_sample_nogc"):
             t0 = time.perf_counter()
-            samples[set_index] = worker._to_cpu([out])  # the copy the worker made before session 5
+            samples[set_index] = worker._to_cpu([out])  # the synchronous copy the worker made before 481d272 (2026-11-21)
             copy_s[0] = time.perf_counter() - t0
         elif kind == "idle":
             time.sleep(copy_s[0] or 0.02)

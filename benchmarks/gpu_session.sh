@@ -12,13 +12,13 @@
 #                                               judged 3 times with the problem's reference shared, as a batch does
 #   bash benchmarks/gpu_session.sh warm         the full batch (CUDA and C++ candidates too) judged once untimed over
 #                                               every GPU: its builds on every core into $KBENCH_CACHE, Triton's
-#                                               caches warm. Before session 18 this never ended inside a step. The
+#                                               caches warm. Before 2026-11-27 this never ended inside a step. The
 #                                               cause found in the code: the build that sleeps at import ran into its
 #                                               300 s limit ahead, then again in its judgement. Both are fixed (the
 #                                               idle limit ends it in about 10 s; a failed build ahead is the verdict);
 #                                               this step has not run since
 #   bash benchmarks/gpu_session.sh full N       the full batch in one call: its builds only (no judging, WARM_S, default 225 s),
-#                                               then measured on N GPUs (guards on). On one H100 (2026-11-27, session 18) the
+#                                               then measured on N GPUs (guards on). On one H100 (2026-11-27) the
 #                                               builds took 198 s and the measured pass 249 s. Triton compiles its kernels in
 #                                               the measured pass (its cache is not warmed by a build)
 #   bash benchmarks/gpu_session.sh measure N    the full batch measured on N GPUs (guards on), after `warm` in an
@@ -29,14 +29,14 @@
 #   bash benchmarks/gpu_session.sh starts       the fork servers' start, phase by phase, one and all GPUs' at once
 #                                               (benchmarks/server_start.py), then one thread's profiler sessions beside
 #                                               another's reference preparations for PROFILER_S (default 120) seconds
-#                                               (benchmarks/profiler_threads.py: the lead on session 20's segmentation fault)
+#                                               (benchmarks/profiler_threads.py: the lead on a two-H200 pass's segmentation fault, 2026-11-27)
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
 #
 # BACKENDS (e.g. "cuda triton torch") keeps only those candidates in `full`, `measure` and `scaling`: on a GPU
 # the CPU suite's C++ kernels crash at their first call, quickly, and weigh the batch's rate up.
-# SERVERS=ready starts each pass's fork servers (on several GPUs: its lane processes, warmed up) before its clock (as a session's later batch finds them; default cold).
+# SERVERS=ready starts each pass's fork servers (on several GPUs: its lane processes, warmed up) before its clock (as a later batch on a still warm machine finds them; default cold).
 # STEP_S (default 540) bounds a step; IDLE (default "10 0") the throughput step's idle limits, a pass each; KBENCH_CACHE defaults to .kbench_cache in the repository (git
 # ignores it, and the GPU machine keeps it between calls while it stays warm).
 set -uo pipefail

@@ -1,5 +1,5 @@
 """Does preparing a reference with each configuration's model built once give exactly what building
-it anew for every case gave? (kbench_lib.prepared._ModelsBuilt, session 21.)
+it anew for every case gave? (kbench_lib.prepared._ModelsBuilt, added 2026-11-27.)
 
 For each problem of the suite, its reference side is prepared twice with the same seeds: as the
 judge does (one model per configuration and init seed, its parameters and buffers restored before

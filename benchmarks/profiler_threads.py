@@ -1,6 +1,6 @@
 """Does the judge's process survive one thread's profiler sessions beside another thread's CUDA work?
 
-Session 20's two-GPU pass that prepared references beside its workers died of a segmentation
+A two-GPU pass on two H200s (2026-11-27) that prepared references beside its workers died of a segmentation
 fault after 97 of 110 verdicts, with no stack. What only a batch over several GPUs does in one
 process: one judging thread runs profiler sessions (the reference's profile, the eager baseline's
 device-busy clock; CUPTI is the process's) while another thread runs CUDA work of its own
@@ -9,8 +9,8 @@ profiles a problem's reference over and over on the first GPU, thread B prepares
 the second (or the same one). faulthandler prints every thread's stack if the process crashes.
 One JSON line at the end: the sessions and preparations made.
 
-``--pattern both`` is what a two-GPU batch does over its whole length (session 22's fault came
-there): each GPU's thread profiles its own references and prepares references in turn, so that
+``--pattern both`` is what a two-GPU batch does over its whole length (a later two-GPU
+pass's fault came there, 2026-11-27): each GPU's thread profiles its own references and prepares references in turn, so that
 profiler sessions come from two threads of the process (one at a time, as the judge's lock keeps
 them). ``--one-thread on`` sends every session to the process's one profiler thread, as the judge
 now does (:func:`kbench_lib.profiling.on_session_thread`); ``off`` lets each thread make its own.

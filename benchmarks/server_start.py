@@ -7,7 +7,7 @@ GPU's cores as a batch over that many GPUs pins them (kbench_lib.cpu_sets), opti
 process prepares problem references on each GPU as the lanes do meanwhile (``--load``), and
 prints each server's phases as its hello reported them. One JSON line per round.
 
-``--how zygote`` (what server_pool does since session 21): one zygote warms up, then forks each
+``--how zygote`` (what server_pool does since 2026-11-27): one zygote warms up, then forks each
 server; ``--how separate`` (before): each server an interpreter of its own, warming up alone.
 
     python3 benchmarks/server_start.py --servers 1 2 --rounds 2 --load off on --how zygote separate

@@ -352,7 +352,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
     _load_runtime(device)
-    if args.servers == "ready":  # as a session's later batch finds them (or a notebook that started them ahead)
+    if args.servers == "ready":  # as a later batch on a still warm machine finds them (or a notebook that started them ahead)
         runner.start_servers(runner.batch_devices(opts, gpus))
     floors = Peaks.now()
     floor = floors.get("rss", 0)
@@ -467,7 +467,7 @@ def main() -> None:
                          "ready: started before the pass's clock, as a later batch of the same process finds them")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
-    faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, session 20)
+    faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, 2026-11-27)
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
     if a.batch == "mixed":

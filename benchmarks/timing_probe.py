@@ -4,7 +4,7 @@ freshly drawn input set costs against repeats. Not a test: run it on the GPU mac
 
     python3 benchmarks/timing_probe.py --out DIR [--repeats 3] [--judge 3]
 
-Written because two GPU tests that pass on the H100 failed on an H200 machine of this workplace
+Written because two GPU tests that pass on the H100 failed on an H200 machine
 (2026-11-26): a small kernel's end-to-end time sat 19 us above its device-busy time behind the
 40 us head start, and an honest Triton row sum was flagged ``memoisation_suspected`` on a derived
 variant (first calls 0.17 ms, repeats 0.022 ms). Sections:

@@ -2,7 +2,7 @@
 
 On one GPU a candidate's worker has every core the judge may use. On several, each GPU's workers
 would otherwise start their thread pools, draw their inputs and run their CPU work over the same
-cores: in session 19's two-H200 pass the workers' start (drawing the input sets, starting torch's
+cores: in a two-H200 pass (2026-11-27) the workers' start (drawing the input sets, starting torch's
 thread pools, a profiler session) took 20-30% longer with two GPUs judging than with one, while
 creating the CUDA context did not. So each GPU's fork server (and every worker forked from it:
 :mod:`kbench_lib.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread

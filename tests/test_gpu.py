@@ -108,8 +108,8 @@ def test_torch_compile_profile_names_inductor_kernels_for_the_fusion_analysis(tm
     assert any(k["op"] in ("aten::addmm", "aten::mm") for k in kernels), kernels
     row = fusion.fusion_table(df).iloc[0]
     assert row["in_library"] in ("addmm", "mm") and "gelu" in row["replaced"] and row["own_kernels"] >= 1
-    # the distribution counts trusted candidates only: say why this one is not, if it is not (session 22
-    # on two H200s: not trusted; sessions 16 and 17 saw a false memoisation flag on this candidate)
+    # the distribution counts trusted candidates only: say why this one is not, if it is not (2026-11-27
+    # on two H200s: not trusted; earlier H100 runs that day saw a false memoisation flag on this candidate)
     verdict = df[["correct", "failure", "flags", "message"]].iloc[0].to_dict()
     assert verdict["correct"] and not len(verdict["flags"] if verdict["flags"] is not None else []), verdict
     assert len(fusion.ops_per_kernel(df)) >= 1

@@ -150,7 +150,7 @@ def test_a_batch_prepares_beside_its_workers_unless_candidates_overlap(tmp_path)
                              progress=False, overlap=overlap)
 
     assert batch(["cpu"]).prepares_beside()
-    assert batch(["cpu", "cpu"]).prepares_beside()  # on several devices too (session 21: the lead on the fault did not reproduce)
+    assert batch(["cpu", "cpu"]).prepares_beside()  # on several devices too (2026-11-27: the lead on the fault did not reproduce)
     assert not batch(["cpu"], overlap=True).prepares_beside()  # overlapped candidates have their own order
 
 

@@ -343,8 +343,8 @@ def test_head_start_takes_the_launch_path_out_of_the_end_to_end_clock():
     without = timing.time_cuda(fn, [[x]], min_trials=100, max_trials=300, budget_s=1, head_start=False, device_clock=False)
     assert with_hs.head_start_us > 0 and without.head_start_us == 0
     assert with_hs.median_ms < without.median_ms
-    # measured apart: 4.0-4.2 us on two H100s (session 24, 12 timings, with the first calls' gate and
-    # without: the same), 4.16 us once on the H200s (session 21); without the head start 31-58 us
+    # measured apart: 4.0-4.2 us on two H100s (2026-11-27, 12 timings, with the first calls' gate and
+    # without: the same), 4.16 us once on the H200s (2026-11-27); without the head start 31-58 us
     assert abs(with_hs.median_ms - with_hs.device_ms) < 0.005, (with_hs.median_ms, with_hs.device_ms, without.median_ms)
 
 

@@ -3,8 +3,8 @@
 A batch over several GPUs used to judge them from threads of one process: that process then held
 a CUDA context on every GPU and ran its profiler sessions (the reference's profile, the eager
 baseline's device clock) on all of them. Three two-GPU passes died of a segmentation fault in a
-thread without Python while a profiler session stopped (sessions 20 and 22, and session 23 with
-every session already on one thread of the process); no one-GPU pass ever did. Here each GPU's
+thread without Python while a profiler session stopped (two-GPU passes, 2026-11-27, the
+third with every session already on one thread of the process); no one-GPU pass ever did. Here each GPU's
 lane is a process that sees only its GPU (``CUDA_VISIBLE_DEVICES``; it judges on ``cuda:0`` and
 its verdicts are recorded under the batch's name for the GPU), as a one-GPU batch is: its CUDA
 context, profiler sessions, prepared references, fork server and Python interpreter are its own.

@@ -337,8 +337,8 @@ class _Batch:
         :meth:`PreparedReferences.has_room` allows; then the judge's own measurements of the held
         ones are made (:meth:`measure_ahead`); then samples still to come are waited for. A
         preparation or measurement still under way when the server is ready is given up at its
-        next case or measurement, so the first worker does not wait for it (on two H200s in
-        session 21, one GPU's first judgement began 8.2 s after its server was ready)."""
+        next case or measurement, so the first worker does not wait for it (on two H200s on
+        2026-11-27, one GPU's first judgement began 8.2 s after its server was ready)."""
         if lane in self.serving:
             return
         cuda = device.startswith("cuda")
@@ -365,7 +365,7 @@ class _Batch:
         those waiting in ``lane``'s line; False when none is left. Called only while the lane's
         fork server starts: no worker of this lane has run yet, so nothing shares its GPU with
         these measurements. Judging one candidate at a time, a reference is otherwise measured
-        when its first candidate passes its checks. On two H100s (session 22) each judging
+        when its first candidate passes its checks. On two H100s (2026-11-27) each judging
         thread's first eager baseline took 6.8 s on one GPU and 11.3-12.9 s on two, later ones
         0.5-1.9 s, and it came after the first worker had waited 12-13 s for its server."""
         cuda = device.startswith("cuda")
@@ -396,14 +396,14 @@ class _Batch:
 
     def prepares_beside(self) -> bool:
         """Whether a lane prepares the next problem while a worker starts: unless candidates
-        overlap (they have their own order). Session 20 turned it off on several GPUs after one
+        overlap (they have their own order). It was turned off on several GPUs (2026-11-27) after one
         two-GPU pass that prepared beside its workers ended in a segmentation fault of the judge
         (two H200s, no stack). The lead, another lane's profiler sessions beside a preparation
         (CUPTI is the process's), did not reproduce: ``benchmarks/profiler_threads.py`` ran 111
         profiler sessions beside 830 preparations on the other GPU for 151 s, and 28 beside 382
-        on the same GPU for 81 s, without a fault (two H200s, session 21). Without it each new
-        problem's reference is prepared between two candidates (13-18 s per GPU in session 19's
-        batch). The CLI and the benchmarks print every thread's stack if the judge faults."""
+        on the same GPU for 81 s, without a fault (two H200s, 2026-11-27). Without it each new
+        problem's reference is prepared between two candidates (13-18 s per GPU in a two-H200
+        batch, 2026-11-27). The CLI and the benchmarks print every thread's stack if the judge faults."""
         return not self.overlap
 
     def prepare_beside(self, lane: int, prepared: PreparedReferences) -> bool:

@@ -387,7 +387,7 @@ def zygote(sock: socket.socket, cuda: bool) -> None:
     """A warmed-up parent of servers: each request (a socket's end, and the cores to keep to) is
     answered by a fork that becomes a server of its own on that socket (:func:`_forked_server`).
     A batch over several GPUs thus pays for one warm-up, not one per GPU: started at once, two
-    servers each took 8.2-12.3 s on two H200s against 8.2-9.3 s for one alone (session 20,
+    servers each took 8.2-12.3 s on two H200s against 8.2-9.3 s for one alone (2026-11-27,
     ``benchmarks/server_start.py``). It never forks a worker itself and never touches CUDA."""
     warm = _warm_up(cuda)
     if warm is None:

@@ -365,7 +365,7 @@ class _ModelsBuilt:
     module in training mode moves its buffers as it runs). Building a model means initialising
     its parameters on the CPU and copying them to the device: a level-2 GEMM problem (a 2304 x
     32000 projection) built its model anew for each of its cases and took 2-10 s to prepare on
-    two H100s (session 21). A case's inputs are drawn from a fresh namespace of the problem, as
+    two H100s (2026-11-27). A case's inputs are drawn from a fresh namespace of the problem, as
     the candidate's worker draws them."""
 
     def __init__(self, problem: Problem, device: str, precision: str, specs: list):
@@ -399,7 +399,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     ``cancel()``, asked before each case, gives the preparation up (:class:`PreparationCancelled`):
     a judging thread preparing ahead while its fork server starts stops once the server is ready,
     rather than keep its first worker waiting (a level-2 GEMM problem's reference took 2-10 s to
-    prepare on two H100s, session 21)."""
+    prepare on two H100s, 2026-11-27)."""
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
     per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0

@@ -4,7 +4,7 @@ that candidate's worker alone, so that outputs never leave the GPU between the t
 Why: on the 8192x8192 problems a worker's outputs (five checked cases and five timed samples,
 256 MB each) went device -> a page-locked /dev/shm file -> the judge's GPU: writing the samples
 took 0.45 s, reading and comparing the cases 0.34 s, re-checking the samples 0.32 s of a 3.1 s
-judgement on the H100 (results/README.md, session 17). A device-to-device copy of the same 1.3 GB
+judgement (measured on the H100, 2026-11-27). A device-to-device copy of the same 1.3 GB
 takes about a millisecond.
 
 How: the judge creates the memory with CUDA's virtual memory management API (``cuMemCreate``,

@@ -105,8 +105,8 @@ def for_device(device) -> HeadStart:
 # the clock: copies on another stream run beside them on the copy engines, so host computation on
 # the copied inputs could answer a call unseen. A spin bounds that window at its length (640 us at
 # most); the cap bounds the gate's, for the first call on each set only. 2 ms covers the slowest honest
-# first call measured (a torch.compile candidate: host issue up to 1,150 us on the H100, session 17;
-# 410-812 us in session 24), and a call issued later than it is counted late, as behind a spin.
+# first call measured (a torch.compile candidate: host issue up to 1,150 us on the H100, 2026-11-27;
+# 410-812 us in a later H100 run the same day), and a call issued later than it is counted late, as behind a spin.
 GATE_CAP_US = 2_000.0
 
 GATE_PTX = r"""

@@ -146,8 +146,8 @@ def on_session_thread(fn):
     threads it has. Sessions started from several threads of one process are what Kineto's own
     tracker reports crashing (pytorch/pytorch#64795: a segmentation fault in its trace processing;
     its client is bound to the thread that starts it); two two-GPU batches of this judge died of a
-    segmentation fault (sessions 20 and 22), the second inside a session's stop on one judging
-    thread, after the other had made sessions of its own. A third (session 23, two H100s) died the
+    segmentation fault (two-GPU passes, 2026-11-27), the second inside a session's stop on one judging
+    thread, after the other had made sessions of its own. A third (two H100s, 2026-11-27) died the
     same way with every session on this thread: a batch over several GPUs now judges each in a
     process of its own (:mod:`kbench_lib.lane_process`). ``fn`` runs with the caller's CUDA device
     current, its grad mode, and on its cores (a judging thread keeps to its GPU's cores). A worker

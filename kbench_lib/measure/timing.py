@@ -19,18 +19,18 @@ path follows the set's draw with cold caches, is issued behind a *gate* instead 
 the same device-filling kernel, held until the host has issued the whole call (at most
 ``head_start.GATE_CAP_US``), so no spin length is guessed for it (``FIRST_CALL_STEPS`` steps longer
 than the others' spin where the driver cannot load a gate). A fixed
-40 us was too short on an H200 machine of this workplace (2026-11-26): a Triton launch took 50-75 us
+40 us was too short on an H200 machine (2026-11-26): a Triton launch took 50-75 us
 of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
 slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
 ``Timing.first_round_late`` counts the first calls on a set issued later than their spin. On the
 H100 (2026-11-27) an honest torch.compile candidate issued settled calls in 150-330 us and first
 calls on a set in 270-1,150 us: in 1 of 18 judgements all five first calls were late (first round
-0.070 ms against 0.028 ms repeats; in session 16, 0.378 ms: a false memoisation flag). Longer spins
+0.070 ms against 0.028 ms repeats; in another run that day, 0.378 ms: a false memoisation flag). Longer spins
 for first calls were tried and not kept: with every first call at 2,560 us, 12 of 60 first calls
 read over 1.5x the median without being late, against 6 of 90 at the spins chosen here; where a
-trace recorded it, such calls had been timed to the device-wide sync (results/README.md, session 17).
-In session 23 the same candidate's five first calls were all late again behind the longer spin
-(0.395 ms against 0.029 ms repeats: a false flag in the GPU tests); hence the gate (session 24).
+trace recorded it, such calls had been timed to the device-wide sync (measured on the H100, 2026-11-27).
+In a later run on two H100s (2026-11-27) the same candidate's five first calls were all late again behind the longer spin
+(0.395 ms against 0.029 ms repeats: a false flag in the GPU tests); hence the gate (added 2026-11-27).
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a

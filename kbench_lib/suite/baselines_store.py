@@ -6,7 +6,7 @@ Rows have at least ``problem`` (``level/stem``), ``mode`` (``eager``, ``compile`
 runs on, rather than compiling every problem again. A lookup reads the one file its row is written
 to: reading the whole folder (798 files for the H100) took 3.7 s on this project's CPU machine, and
 on the H100 machine it was the first judgement's slowest step in every judging process (about
-6 s, recorded as the ``compile`` measurement, session 24). :func:`load` reads them all, for analyses.
+6 s, recorded as the ``compile`` measurement, 2026-11-27). :func:`load` reads them all, for analyses.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""CHEAT #7 replayed inputs, ahead of the clock (found by review, session 9): input seeds were the
+"""CHEAT #7 replayed inputs, ahead of the clock (found by review, 2026-11-25): input seeds were the
 init seed plus a fixed stride, and torch.initial_seed() inside ModelNew.__init__ is the init seed
 the judge just set. On its first call (a correctness call) the cheat draws the next 64 sets of
 that stride itself, answers each, and from then on returns copies; it never computes on a call.

@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""CHEAT #14 patched judge, ahead of the clock (found by review, session 9): overrides
+"""CHEAT #14 patched judge, ahead of the clock (found by review, 2026-11-25): overrides
 ``is_floating_point`` on torch.Tensor (defined on torch._C.TensorBase, so the name was new to
 torch.Tensor's own dict; set through an alias and a built name, unseen by the static check). Each
 timed draw casts every fresh input, so the hook sees each timed set as it is drawn and answers it

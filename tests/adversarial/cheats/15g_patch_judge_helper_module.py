@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""CHEAT #14 patched judge, ahead of the clock (found by review, session 9): replaces
+"""CHEAT #14 patched judge, ahead of the clock (found by review, 2026-11-25): replaces
 ``kbench_lib.tensors.cast_floating``, the judge's own helper, which recurses through its module's
 global name: the replacement sees every timed input as it is drawn and answers it there, off the
 clock. Caught: the check around each draw holds every global of the judge's drawing modules (flag

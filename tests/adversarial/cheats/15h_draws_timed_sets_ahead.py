@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""CHEAT #15 harness tampering, ahead of the clock (found by review, session 9): on a call it walks
+"""CHEAT #15 harness tampering, ahead of the clock (found by review, 2026-11-25): on a call it walks
 live objects (gc through torch.cuda.graphs) for the worker's lazy sequence of timed sets and asks
 it for every set, so the harness's own code draws them (genuine OS seeds, honest reports); it
 answers each there and then and returns copies on the timed calls. Caught: the sequence draws a

@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""CHEAT #9/#15 phase detection with a late rewrite (found by review, session 9): computes honestly
+"""CHEAT #9/#15 phase detection with a late rewrite (found by review, 2026-11-25): computes honestly
 until the timing loop exists, then its timed calls return ``torch.empty`` (no work); a
 ``weakref.finalize`` on those outputs runs when the worker lets go of them, after it wrote
 ``timing.kbt``, and rewrites the record with answers computed then (off the clock). Caught: the
