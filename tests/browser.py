@@ -47,6 +47,25 @@ def kernel_names() -> set[str]:
     return set(json.loads(r.stdout).get("kernelspecs", {})) if r.returncode == 0 else set()
 
 
+def run_all_cells(page, url: str, tries: int = 3) -> None:
+    """Opens the notebook at ``url``, waits for its kernel (the status bar says Idle), then Run >
+    Run All Cells, as a person would; again if the first cell has not started within 30 s (the
+    menu can answer before the kernel takes requests)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.goto(url)
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=90_000)
+    page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
+    for _ in range(tries):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            page.locator(".jp-InputPrompt", has_text="[1]").first.wait_for(timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            continue
+
+
 class JupyterLab:
     """``with JupyterLab(root, env) as lab: lab.url("lab/tree/x.ipynb")``."""
 

@@ -14,7 +14,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")  # the notebook tooling: absent on the GPU machine, whose runs collect every file
 
-from browser import JupyterLab, chromium, kernel_names
+from browser import JupyterLab, chromium, kernel_names, run_all_cells
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("KBENCH_ARTIFACTS") or REPO / "test-artifacts")
@@ -53,19 +53,8 @@ def test_explorer_in_jupyterlab(cpu_run, tmp_path):
         browser = pw.chromium.launch(executable_path=browser_path, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300})
-            page.goto(lab.url("lab/tree/explorer.ipynb"))
-            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=90_000)
-            # the kernel is up when the status bar says so; then Run > Run All Cells, as a person would
-            page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
+            run_all_cells(page, lab.url("lab/tree/explorer.ipynb"))
             explorer = page.locator(".kb-explorer")
-            for _ in range(3):
-                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-                page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-                try:
-                    page.locator(".jp-InputPrompt", has_text="[1]").first.wait_for(timeout=30_000)
-                    break
-                except sync_api.TimeoutError:
-                    continue
             explorer.wait_for(timeout=180_000)
             explorer.scroll_into_view_if_needed()
             expect = sync_api.expect

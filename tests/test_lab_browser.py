@@ -16,7 +16,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")  # the notebook tooling: absent on the GPU machine, whose runs collect every file
 
-from browser import JupyterLab, chromium, kernel_names
+from browser import JupyterLab, chromium, kernel_names, run_all_cells
 from conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,17 +59,7 @@ def test_the_lab_in_jupyterlab(tmp_path):
         browser = pw.chromium.launch(executable_path=browser_path, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(lab.url("lab/tree/lab.ipynb"))
-            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=90_000)
-            page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
-            for _ in range(3):
-                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-                page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-                try:
-                    page.locator(".jp-InputPrompt", has_text="[1]").first.wait_for(timeout=30_000)
-                    break
-                except sync_api.TimeoutError:
-                    continue
+            run_all_cells(page, lab.url("lab/tree/lab.ipynb"))
             expect = sync_api.expect
             cells = page.locator(".jp-Notebook .jp-Cell")
             # the background judgement's view: its own verdict, rendered in place when it was done
