@@ -151,6 +151,15 @@ def _raise_in(thread_id: int, exc_type) -> None:
 STAGES = ("reference", "build", "load", "correctness", "profile", "timing", "checks", "record")
 _WORKER_STAGE = {"gate": "timing", "variant_timing": "timing"}
 _RECORDING = threading.Lock()  # two judgements ending together must not take the same attempt number
+_RUNNING: "set[LabJudgement]" = set()  # the judgements under way in this process (running())
+_RUNNING_LOCK = threading.Lock()
+
+
+def running() -> list["LabJudgement"]:
+    """The judgements under way in this kernel, oldest first (``[h.cancel() for h in running()]``
+    ends them all)."""
+    with _RUNNING_LOCK:
+        return sorted(_RUNNING, key=lambda h: h.started)
 
 
 class LabJudgement:
@@ -174,6 +183,8 @@ class LabJudgement:
         self._done = threading.Event()
         self._widget = None
         self._thread = threading.Thread(target=self._work, name=f"kbench-lab {problem.key}", daemon=True)
+        with _RUNNING_LOCK:
+            _RUNNING.add(self)
         self._thread.start()
 
     # the thread
@@ -203,6 +214,8 @@ class LabJudgement:
         finally:
             self.ended = time.monotonic()
             self._done.set()
+            with _RUNNING_LOCK:
+                _RUNNING.discard(self)
 
     def _judge(self):
         """:func:`kbench_lib.judge.judge`, in its steps (so that the stage can be shown and the worker reached)."""

@@ -199,15 +199,24 @@ def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(
     import threading
     import time
 
+    from kbench_lib import lab
+
     ip, root = shell
-    timer = threading.Timer(4, os.kill, (os.getpid(), signal.SIGINT))  # the notebook's stop button
-    timer.start()
-    t0 = time.monotonic()
-    try:
-        assert _cell(shell, HANG, "--run-id interrupted --idle-timeout 0") is None
-    finally:
-        timer.cancel()
-    assert time.monotonic() - t0 < 4 + 5
+    sent = []
+
+    def stop_button():  # once the worker runs the hanging forward: the notebook's stop button
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not sent:
+            if any(h.stage == "correctness" for h in lab.running()):
+                sent.append(time.monotonic())
+                os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+
+    threading.Thread(target=stop_button, daemon=True).start()
+    got = _cell(shell, HANG, "--run-id interrupted --idle-timeout 0")
+    assert sent, f"the judgement never reached its correctness stage: {got and {k: got.get(k) for k in ('failure', 'message')}}"
+    assert got is None, {k: got.get(k) for k in ("failure", "message", "judge_s")}
+    assert time.monotonic() - sent[0] < 5 and lab.running() == []
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("%%kbench: interrupted: the judgement was cancelled"), out
     assert not (root / "interrupted").exists()
