@@ -203,12 +203,20 @@ def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(
 
     ip, root = shell
     sent, returned = [], threading.Event()
+    # the stop button: a kernel turns SIGINT into a KeyboardInterrupt in the thread running the cell.
+    # Here that is this thread; where it is not the main thread with Python's own SIGINT handler
+    # (a pytest-xdist worker), the same KeyboardInterrupt is raised in it directly
+    cell_thread = threading.get_ident()
+    real_signal = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
-    def stop_button():  # once the worker runs the hanging forward: the notebook's stop button
+    def stop_button():  # once the worker runs the hanging forward
         while not returned.is_set() and not sent:
             if any(h.stage == "correctness" for h in lab.running()):
                 sent.append(time.monotonic())
-                os.kill(os.getpid(), signal.SIGINT)
+                if real_signal:
+                    os.kill(os.getpid(), signal.SIGINT)
+                else:
+                    lab._raise_in(cell_thread, KeyboardInterrupt)
             time.sleep(0.05)
 
     button = threading.Thread(target=stop_button, daemon=True)
