@@ -10,6 +10,7 @@ from .judging.pipeline import JudgeOptions
 from .models import get_model
 from .suite.problems import Problem, discover_with_errors
 from .provenance import resolve_device
+from .provenance import slug as device_slug_of
 from .records import read_records
 from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
@@ -219,19 +220,17 @@ def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -
     """The committed results' figures, one folder per device: fast_p per level, speedups over eager
     (and torch.compile where the records have it), torch.compile and CUDA graphs against eager,
     fraction of the speed of light. Returns {"<device>/<name>": [paths]}."""
-    import re
-
     made: dict = {}
     devices = sorted(set(records.get("device_name", pd.Series(dtype=str)).dropna()) | set(baselines.get("device_name", pd.Series(dtype=str)).dropna()))
     for device in devices:
-        slug = re.sub(r"[^a-z0-9_]+", "-", device.lower()).strip("-")
+        slug = device_slug_of(device)
         r = records[records["device_name"] == device] if len(records) else records
         b = baselines[baselines["device_name"] == device] if len(baselines) else baselines
         out, here = Path(out_dir) / slug, {}
         if len(r):
             # one model's kernels: pooling every model's rows would weigh a tuner's hundreds of proposals
             # against a few hand-written solutions (per model and level: results_figures' fast_p_curve)
-            hand = r[r["model"] == "reference"] if (r.get("model") == "reference").any() else r
+            hand = r[r["model"] == "reference"] if (r["model"] == "reference").any() else r
             what = "the hand-written reference solutions" if hand is not r else "the committed kernels"
             _draw(here, "fast_p_by_level", lambda: plots.fast_p_curve(hand, "eager", by="level", title=rf"fast$_p$ of {what}, by level"), out)
             _draw(here, "speedup_eager", lambda: plots.speedup_plot(r, "eager"), out)

@@ -7,12 +7,11 @@ Each ``*_figures`` function returns {name: [paths]}; a figure with no data is sk
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from .. import metrics, plots, workflows
+from .. import metrics, plots, provenance, workflows
 from . import charts, failures, fusion, results, scaling, style, tables
 from .data import NoData
 
@@ -20,7 +19,7 @@ RESULTS_STATS = ("correct", "fast_0", "fast_1", "fast_1.5", "fast_2", "geomean_e
 
 
 def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9_]+", "-", str(name).lower()).strip("-") or "unknown-device"
+    return provenance.slug(str(name)) or "unknown-device"
 
 
 def _draw(made: dict, name: str, out: Path, draw) -> None:
