@@ -352,14 +352,19 @@ def protocol_plot(df: pd.DataFrame, by: str = "model", title: str | None = None)
             share = np.array([gap[cause].get(g, 0) / counts[g] if g in gap.index else 0.0 for g in groups])
             right.barh(groups, share, left=base, color=reds(0.35 + 0.5 * k / max(1, len(causes))), label=cause, height=0.6)
             base += share
-        right.set_xlim(0, max(0.05, float(base.max()) * 1.15) if len(base) else 1)
+        for i, g in enumerate(groups):  # the count beside each bar; "none" where the protocols agree
+            n_gap = int(gap.loc[g].sum()) if g in gap.index else 0
+            right.text(base[i], i, f"  {n_gap} of {counts[g]}" if n_gap else f"  none of {counts[g]}",
+                       va="center", ha="left", fontsize=6, color="0.2" if n_gap else "0.45")
+        right.set_xlim(0, max(0.05, float(base.max()) * 1.35) if len(base) else 1)
         right.invert_yaxis()
         right.set_xlabel("share of candidates")
         right.set_title("correct under kernelbench-v0, rejected under kbench: cause", loc="left", fontsize=7.5)
         right.tick_params(axis="y", length=0)
-        if not causes:
-            right.text(0.5, 0.5, "none", transform=right.transAxes, ha="center", va="center", color="0.4")
-        handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(6, len(handles)), frameon=False, handlelength=1.0)
+        fig.legend(*left.get_legend_handles_labels(), loc="outside lower left", ncol=len(PROTOCOLS), frameon=False,
+                   handlelength=1.0, title="protocol", title_fontsize=6.5)
+        if causes:
+            fig.legend(*right.get_legend_handles_labels(), loc="outside lower right", ncol=min(3, len(causes)), frameon=False,
+                       handlelength=1.0, title="cause of the rejection under kbench", title_fontsize=6.5)
         _title(fig, title or "The same verdicts under kbench, KernelBench and KernelBench v0", df)
     return fig
