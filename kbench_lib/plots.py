@@ -350,14 +350,15 @@ def protocol_plot(df: pd.DataFrame, by: str = "model", title: str | None = None)
         reds = plt.get_cmap("Reds")
         for k, cause in enumerate(causes):
             share = np.array([gap[cause].get(g, 0) / counts[g] if g in gap.index else 0.0 for g in groups])
-            right.barh(groups, share, left=base, color=reds(0.35 + 0.5 * k / max(1, len(causes))), label=cause, height=0.6)
+            right.barh(np.arange(len(groups)), share, left=base, color=reds(0.35 + 0.5 * k / max(1, len(causes))), label=cause, height=0.6)
             base += share
         for i, g in enumerate(groups):  # the count beside each bar; "none" where the protocols agree
             n_gap = int(gap.loc[g].sum()) if g in gap.index else 0
             right.text(base[i], i, f"  {n_gap} of {counts[g]}" if n_gap else f"  none of {counts[g]}",
                        va="center", ha="left", fontsize=6, color="0.2" if n_gap else "0.45")
         right.set_xlim(0, max(0.05, float(base.max()) * 1.35) if len(base) else 1)
-        right.invert_yaxis()
+        right.set_yticks(np.arange(len(groups)), groups)
+        right.set_ylim(len(groups) - 0.5, -0.5)  # the first group on top, with or without bars
         right.set_xlabel("share of candidates")
         right.set_title("correct under kernelbench-v0, rejected under kbench: cause", loc="left", fontsize=7.5)
         right.tick_params(axis="y", length=0)

@@ -64,7 +64,8 @@ def per_device(df: pd.DataFrame, make, out_dir) -> dict:
 
 def results_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir, n_boot: int = results.N_BOOT) -> dict:
     """Per device: the results table (CSV, LaTeX), fast_p curves and table, geometric-mean speedups
-    over eager and torch.compile, correctness, fraction of the speed of light."""
+    over eager and torch.compile, correctness, the same verdicts under each protocol (table and
+    figure), fraction of the speed of light."""
     made: dict = {}
     for dev, d in by_device(df):
         out = Path(out_dir) / dev
@@ -81,6 +82,10 @@ def results_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir, n_boot: 
                                                                     title="Geometric-mean speedup over eager PyTorch"))
         _draw(here, "geomean_compile", out, lambda: charts.stat_bars(table, "geomean_compile", "speedup over torch.compile", log=True, ref=1.0,
                                                                       df=d, title="Geometric-mean speedup over torch.compile"))
+        # the same verdicts read under kbench, kernelbench and kernelbench-v0 (docs/PROTOCOLS.md)
+        _table(here, "protocol_summary", out, lambda: metrics.protocol_summary(d, by=("model",)).round(3),
+               caption=f"fast_p and correctness per model under each protocol ({plots.provenance(d)})")
+        _draw(here, "protocols", out, lambda: plots.protocol_plot(d))
         b = baselines[baselines["device_name"].astype(str).map(slug) == dev] if len(baselines) else baselines
         sol = workflows.sol_fractions(d, b)
         if sol and metrics.kernel_timed(d).any():
