@@ -36,6 +36,28 @@ def test_stops_at_budget():
     assert time.monotonic() - t0 < 3
 
 
+def test_min_trials_yield_to_the_budget_for_long_calls():
+    # 100 calls of 15 ms would take 1.5 s against a 0.2 s budget: the run stops at the floor instead,
+    # every set called at least twice; short calls still get min_trials
+    seen = []
+    t = timing.time_cpu(lambda x: (seen.append(x), time.sleep(0.015)), [[0], [1], [2]], warmup_ms=0, min_trials=100, max_trials=10**6,
+                        budget_s=0.2, target_rse=0.0)
+    assert t.n_trials == timing.TRIALS_FLOOR, t.n_trials
+    assert all(seen.count(i) >= 2 for i in range(3))
+    assert timing.time_cpu(lambda: None, [[]], warmup_ms=0, min_trials=100, max_trials=10**6, budget_s=5.0, target_rse=1.0).n_trials == 100
+    # a min_trials under the floor is kept as given
+    assert timing.time_cpu(lambda: time.sleep(0.015), [[]], warmup_ms=0, min_trials=5, max_trials=10**6, budget_s=0.0).n_trials == 5
+
+
+def test_device_clock_calls_follow_the_work():
+    assert timing.device_clock_calls(0.001) == timing.DEVICE_CALLS_MAX
+    assert timing.device_clock_calls(2.0) == int(timing.DEVICE_CLOCK_S * 1e3 / 2.0)
+    assert timing.device_clock_calls(20.0) == timing.DEVICE_CALLS_MIN  # 30 calls of 20 ms: within DEVICE_CLOCK_MAX_S
+    assert timing.device_clock_calls(100.0) == 10  # a level-3 LSTM's 100 ms: 1 s of profiled calls, not 3
+    assert timing.device_clock_calls(2000.0) == timing.DEVICE_CALLS_FLOOR
+    assert all(timing.device_clock_calls(a) >= timing.device_clock_calls(b) for a, b in [(0.1, 1), (1, 10), (10, 50), (50, 500)])
+
+
 def test_drift_between_halves():
     assert not timing.drifted([1.0] * 50)
     assert not timing.drifted([1.0, 1.01] * 25)  # noise within tolerance

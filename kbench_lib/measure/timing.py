@@ -116,6 +116,8 @@ SETTLE_MAX_S = 2.0
 DEVICE_CLOCK_S = 0.25  # profiled calls behind the device-busy clock: about this long, within the bounds below
 DEVICE_CALLS_MIN = 30
 DEVICE_CALLS_MAX = 200
+DEVICE_CLOCK_MAX_S = 1.0  # ... but DEVICE_CALLS_MIN calls of a long call only as far as this, and at least:
+DEVICE_CALLS_FLOOR = 8
 TRACE_MAX = 4000  # timed calls a trace keeps
 
 
@@ -280,14 +282,21 @@ def median_rse(samples_ms: list[float]) -> float:
 
 
 RSE_EVERY = 10  # trials between two evaluations of the stopping rule once min_trials ran
+TRIALS_FLOOR = 20  # the fewest timed calls of a run whose min_trials would outlast its budget (long calls)
 
 
-def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float) -> bool:
+def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float,
+          floor_trials: int = 0) -> bool:
+    """Whether a timed run has enough calls: ``max_trials``; else at least ``min_trials`` and then
+    the budget spent or the median's relative error under ``target_rse``. ``min_trials`` yields to the
+    budget past ``floor_trials`` calls: a model of hundreds of kernels (a level-3 LSTM, 100 ms a call)
+    would otherwise spend 100 calls, ten times the budget, on a median that 20 calls already pin
+    down; the cost of a run grows with the work it measures, not with a fixed count of calls."""
     n = len(samples)
     if n >= max_trials:
         return True
     if n < min_trials:
-        return False
+        return 0 < floor_trials <= n and _monotonic() - started > budget_s
     if _monotonic() - started > budget_s:
         return True
     return (n - min_trials) % RSE_EVERY == 0 and median_rse(samples) < target_rse
@@ -443,6 +452,17 @@ def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float
     return out
 
 
+def device_clock_calls(median_ms: float) -> int:
+    """Profiled calls behind the device-busy clock for a call of ``median_ms``: as many as take
+    ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``; for calls so long that
+    ``DEVICE_CALLS_MIN`` of them would take over ``DEVICE_CLOCK_MAX_S``, as many as take that long,
+    ``DEVICE_CALLS_FLOOR`` at least. A profiled call of a model of many kernels costs far more than
+    its own time (every kernel and operator becomes a profiler event): its count follows the work."""
+    ms = max(median_ms, 1e-3)
+    least = DEVICE_CALLS_MIN if DEVICE_CALLS_MIN * ms <= DEVICE_CLOCK_MAX_S * 1e3 else max(DEVICE_CALLS_FLOOR, int(DEVICE_CLOCK_MAX_S * 1e3 / ms))
+    return int(min(DEVICE_CALLS_MAX, max(least, DEVICE_CLOCK_S * 1e3 / ms)))
+
+
 def device_busy_ms(fn, input_sets: list, calls: int, flusher=None, one_thread: bool = False) -> tuple[float | None, int, float | None]:
     """Device-busy clock: (median over ``calls`` profiled calls of the summed duration of every
     device activity the call launched, on any stream; number of calls behind it; median over the
@@ -523,12 +543,14 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     first = first_rest = None
     # every timed set is called in every run: the re-check expects a sample of each
     min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
+    # past the budget, at least TRIALS_FLOOR calls and every set called twice (its first call and a repeat)
+    floor_trials = min(min_trials, max(TRIALS_FLOOR, 2 * n_sets))
     while True:
         samples: list[float] = []
         unjoined = 0
         started = _monotonic()
         k = 0
-        while not _done(samples, started, min_trials, max_trials, budget_s, target_rse):
+        while not _done(samples, started, min_trials, max_trials, budget_s, target_rse, floor_trials):
             set_index = k % n_sets
             t, late, out = trial(set_index)
             samples.append(t)
@@ -678,7 +700,7 @@ def time_cuda(
             _gc_enable()
     t3 = _monotonic()
     if device_calls is None:
-        device_calls = int(min(DEVICE_CALLS_MAX, max(DEVICE_CALLS_MIN, DEVICE_CLOCK_S * 1e3 / max(result.median_ms, 1e-3))))
+        device_calls = device_clock_calls(result.median_ms)
     if device_clock and device_calls > 0:
         result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, flusher,
                                                                                        one_thread)
