@@ -26,10 +26,6 @@
 #                                               limit reports the candidates it finished, marked "partial"
 #   bash benchmarks/gpu_session.sh scaling N    `measure N`, then `measure 1` on the same machine: the N-GPU speed-up
 #                                               over one, both passes on the same warm caches (STEP_S bounds each)
-#   bash benchmarks/gpu_session.sh starts       the fork servers' start, phase by phase, one and all GPUs' at once
-#                                               (benchmarks/server_start.py), then one thread's profiler sessions beside
-#                                               another's reference preparations for PROFILER_S (default 120) seconds
-#                                               (benchmarks/profiler_threads.py: the lead on a two-H200 pass's segmentation fault, 2026-11-27)
 #
 # Progress bars go to the step's log under $OUT (nothing runs --quiet: a step cut at its limit still
 # shows how far it got).
@@ -98,13 +94,8 @@ case "${1:-}" in
     measure_pass "${2:-2}"
     measure_pass 1
     ;;
-  starts)
-    # shellcheck disable=SC2046
-    bounded server_start python3 benchmarks/server_start.py --servers $(gpu_list) --load off on --rounds 2 --out "$OUT/server_start.jsonl"
-    bounded profiler_threads python3 benchmarks/profiler_threads.py --seconds "${PROFILER_S:-120}"
-    ;;
   *)
-    sed -n '2,41p' "$0"
+    sed -n '2,37p' "$0"
     exit 2
     ;;
 esac
