@@ -30,7 +30,7 @@ def _judge_options(a):
         device=a.device, precision=a.precision, small=a.small, n_seeds=a.seeds, seed=a.seed,
         build_timeout_s=a.build_timeout, run_timeout_s=a.run_timeout, idle_timeout_s=a.idle_timeout, timing=not a.no_timing,
         timing_budget_s=a.timing_budget, compile_baseline=a.compile_baseline, time_variants=a.time_variants,
-        protocol=a.protocol,
+        protocol=a.protocol, reference_store=False if a.no_reference_store else None,
     )
 
 
@@ -62,6 +62,9 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
     p.add_argument("--time-variants", action="store_true",
                    help="also time the candidate and the eager baseline on every variant (per-variant speedups; costs a timing run per variant)")
+    p.add_argument("--no-reference-store", action="store_true",
+                   help="measure the eager baseline and the reference's profile again rather than read them from the reference store "
+                        "(on a GPU, $KBENCH_REFERENCE_STORE or $KBENCH_CACHE/reference; docs/JUDGING.md)")
     p.add_argument("--protocol", type=_protocol, default="kbench", metavar="{kbench,kernelbench,kernelbench-v0}",
                    help="which configurations at which tolerance decide correct: kbench (every configuration; default), kernelbench "
                         "(the declared shape, fp32 1e-4), kernelbench-v0 (the declared shape, 1e-2 for every precision); every "

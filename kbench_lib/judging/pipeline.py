@@ -26,7 +26,7 @@ import torch
 
 from .. import protocols
 from ..isolation import sandbox, server_pool
-from . import build, guards
+from . import build, guards, reference_store
 from ..measure import device_arena
 from ..build_claim import BuildClaim
 from ..candidates import Candidate
@@ -319,6 +319,7 @@ class Judgement:
                 lap("baseline")
                 if prep.timed_variants:
                     _time_variants(v, res, prep, out, opts, configs)
+                    reference_store.mark_stored(v.stage_s, prep, [f"variant:{n}" for n in v.variant_timings], "variant_baseline")
                     lap("variant_timing")
         _decide(v, configs, prep, opts, res.log)
         lap("decide")
@@ -348,6 +349,7 @@ class Judgement:
 def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
     """Eager (measured once per prepared problem) and torch.compile baselines, and the speedups."""
     base = prep.baseline(opts)
+    reference_store.mark_stored(v.stage_s, prep, ["baseline"], "baseline")
     v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
     v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
     v.baseline_compile_ms = prep.compile_baseline_ms(opts)

@@ -8,7 +8,10 @@ reference's expected outputs (on the judge's GPU when it has one: the comparison
 the judge's host memory stays small), fingerprints of every input set and of the reference state
 (the candidate's worker draws the same inputs and builds the same state itself, and proves it),
 the eager baseline timed once over a rotation of the configuration's timed sets (and once per
-variant, with ``time_variants``), the reference's compute ops, and the roofline bound.
+variant, with ``time_variants``), the reference's compute ops, and the roofline bound. The
+baselines and the profile go through the reference store (:mod:`.reference_store`): measured once
+per key (problem source, precision, configuration, device, software, timing options) and reused
+by later batches and processes, on CUDA devices by default.
 
 Seeds are drawn fresh for each prepared problem (each batch) unless given; the candidate's worker
 learns the checked sets' seeds only inside its own sandbox, where it draws them before any
@@ -27,7 +30,7 @@ from functools import partial
 
 import torch
 
-from . import tf32
+from . import reference_store, tf32
 from ..measure import profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
@@ -106,6 +109,12 @@ class PreparedProblem:
     _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
     _timed_models: dict = field(default_factory=dict)  # config name -> (reference model, init inputs) (timed_case)
     _tf32_tol: dict = field(default_factory=dict)  # config name -> the reference's own TF32 error (reference_tf32_tol)
+    # the reference store (reference_store.py) in use for this problem: set by prepare() from
+    # JudgeOptions.reference_store and the device; off for a PreparedProblem made any other way
+    use_store: bool = False
+    # measurements read from the store rather than made here ("baseline", "variant:<config>",
+    # "profile") -> seconds the read took
+    stored: dict = field(default_factory=dict)
 
     @property
     def timed(self) -> list[bool]:
@@ -180,8 +189,13 @@ class PreparedProblem:
         (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
         if self._ref_ops is None:
             spec = next(s for s in self.specs if s.timed)
-            with torch.no_grad():
-                self._ref_ops = profiling.profile_call(self.reference_model(), self._inputs(spec), self.device, one_thread=True)
+
+            def measure():
+                with torch.no_grad():
+                    return profiling.profile_call(self.reference_model(), self._inputs(spec), self.device, one_thread=True)
+
+            self._ref_ops = self._through_store("profile", lambda: self._store_key("profile", spec.config), measure,
+                                                lambda d: d, reference_store.decode_profile)
         return self._ref_ops
 
     def reference_ops(self) -> dict:
@@ -190,9 +204,10 @@ class PreparedProblem:
 
     def baseline(self, opts) -> Timing:
         """The eager baseline over the plan's timed sets of the default configuration (the same
-        configuration and count the candidate is timed on, other data), measured once."""
+        configuration and count the candidate is timed on, other data), measured once (or read from
+        the reference store: :mod:`kbench_lib.judging.reference_store`)."""
         if self._baseline is None:
-            self._baseline = self._time_reference(opts)
+            self._baseline = self._stored_timing("baseline", opts, None)
         return self._baseline
 
     def measure_now(self, opts, cancel=None) -> dict[str, float]:
@@ -205,7 +220,9 @@ class PreparedProblem:
         ``cancel`` is asked before each measurement; once it says so, the rest is left to be
         measured when it is needed. Returns the seconds each measurement made here took
         (``profile``, ``baseline``, ``variant:<config>``, ``compile``), with the eager baseline's
-        phases as ``baseline.<phase>`` (:attr:`kbench_lib.timing.Timing.phase_s`)."""
+        phases as ``baseline.<phase>`` (:attr:`kbench_lib.timing.Timing.phase_s`); a measurement read
+        from the reference store instead is also reported as ``<name>.stored`` (the seconds of the
+        read), without phases."""
         took: dict[str, float] = {}
         for name, done, step in self._measurements(opts):
             if done:
@@ -215,7 +232,9 @@ class PreparedProblem:
             t0 = time.monotonic()
             result = step()
             took[name] = round(time.monotonic() - t0, 3)
-            if name == "baseline":
+            if name in self.stored:
+                took[f"{name}.stored"] = self.stored[name]
+            elif name == "baseline":
                 took.update({f"baseline.{k}": v for k, v in result.phase_s.items()})
         return took
 
@@ -237,10 +256,50 @@ class PreparedProblem:
         return out
 
     def variant_baseline(self, config: str, opts) -> Timing:
-        """The eager baseline on one variant's timed sets (``time_variants``), measured once."""
+        """The eager baseline on one variant's timed sets (``time_variants``), measured once (or
+        read from the reference store)."""
         if config not in self._variant_baselines:
-            self._variant_baselines[config] = self._time_reference(opts, config=config)
+            self._variant_baselines[config] = self._stored_timing(f"variant:{config}", opts, config)
         return self._variant_baselines[config]
+
+    def _stored_timing(self, name: str, opts, config: str | None) -> Timing:
+        """The eager baseline on ``config``'s timed sets (:meth:`_time_reference`), read from the
+        reference store where it holds one for this key, else measured (and stored)."""
+        def key() -> dict:
+            groups = timed_groups(self.specs)
+            _, timed, warm = next(g for g in groups if g[0] == config) if config else groups[0]
+            spec = self.specs[timed[0]]
+            return {**self._store_key("eager", spec.config), "timed_sets": len(timed), "warm_sets": len(warm),
+                    "options": reference_store.timing_key(opts)}
+
+        return self._through_store(name, key, partial(self._time_reference, opts, config=config),
+                                   reference_store.encode_timing, reference_store.decode_timing)
+
+    def _store_key(self, kind: str, config: Config) -> dict:
+        return reference_store.base_key(kind, self.problem, self.device, self.precision, self.small, config)
+
+    def _through_store(self, name: str, key, measure, encode, decode):
+        """``measure()``'s result, or the reference store's entry under ``key()`` where it holds a
+        valid one (recorded in :attr:`stored`); a measured result is stored, and returned as it
+        reads back from the store (the same value a later read gives)."""
+        if not self.use_store:
+            return measure()
+        try:
+            k = key()
+        except Exception as e:  # noqa: BLE001 - what the key needs could not be read: measured, not stored
+            self.notes.append(f"reference store not used for {name}: {type(e).__name__}: {str(e)[:200]}")
+            return measure()
+        t0 = time.monotonic()
+        value = decode(reference_store.lookup(k))
+        if value is not None:
+            self.stored[name] = round(time.monotonic() - t0, 3)
+            return value
+        t0 = time.monotonic()
+        value = measure()
+        encoded = encode(value)
+        reference_store.remember(k, encoded, time.monotonic() - t0)
+        again = decode(reference_store.roundtrip(encoded))
+        return again if again is not None else value
 
     def compile_baseline_ms(self, opts) -> float | None:
         """torch.compile's time: the stored baseline for this device, else (``compile_baseline``)
@@ -423,7 +482,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
         raise
     except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
         raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
-    p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device)
+    p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device,
+                        use_store=reference_store.enabled(getattr(opts, "reference_store", None), device))
     p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
     p.notes.extend(dropped)
     if opts.guards:

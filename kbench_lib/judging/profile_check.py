@@ -3,6 +3,7 @@ hold, against the guards' rules.
 """
 from __future__ import annotations
 
+from . import reference_store
 from ..measure import profiling
 from ..candidates import Candidate
 from .prepared import PreparedProblem
@@ -84,6 +85,7 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
     v.n_kernels, v.custom_kernel_share = cand["n_kernels"], cand["custom_kernel_share"]
     v.top_kernels = cand["top_kernels"]
     ref = prep.reference_profile()
+    reference_store.mark_stored(v.stage_s, prep, ["profile"], "reference_profile")
     v.profile_ops, v.profile_kernels = cand["ops"], cand["kernels"]
     v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
     if not opts.policy.on("library_passthrough"):

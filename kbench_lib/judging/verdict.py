@@ -52,6 +52,11 @@ class JudgeOptions:
     # sets of its own (prepared.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
     time_variants: bool = False
     baselines_root: str | None = None
+    # the reference store (kbench_lib.judging.reference_store): the eager baselines and the
+    # reference's profile measured once per key and reused by later batches and processes.
+    # None: on CUDA devices only (a CPU clock shared with the machine's other work is not reused);
+    # True: on any device; False: never read or written (--no-reference-store)
+    reference_store: bool | None = None
     isolate_network: bool = True
     policy: guards.Policy = field(default_factory=guards.Policy)
     keep_workdir: bool = False
