@@ -69,3 +69,15 @@ def test_a_replaced_stage_function_is_caught():
     finally:
         results._snapshot = real
     assert tamper._changed(before) == []
+
+
+def test_a_patched_channel_send_is_caught():
+    """15b's patch (``Channel.send`` replaced on the class, reached as ``__main__.Channel``)."""
+    before = tamper._harness_objects()
+    real = vars(worker.Channel)["send"]
+    try:
+        worker.Channel.send = lambda self, **msg: None
+        assert "kbench_lib.isolation.worker.report.Channel.send" in tamper._changed(before)
+    finally:
+        worker.Channel.send = real
+    assert tamper._changed(before) == []

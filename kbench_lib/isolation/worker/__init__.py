@@ -14,6 +14,6 @@ candidate is imported is bound before the import and checked afterwards (:mod:`.
 - :mod:`.timed`: the profile and the timed runs
 - :mod:`.run`: the stages in order (``run``, ``main``)
 
-This package's modules import nothing at package level here: the judge imports
-:func:`.timed.timing_file` and :func:`.timed.timing_groups` from it.
+This ``__init__`` imports none of them: the judge imports :func:`.timed.timing_file` and
+:func:`.timed.timing_groups` from their stage.
 """
