@@ -527,6 +527,7 @@ def test_a_kernel_registered_over_a_drawing_operator_is_seen(tmp_path):
 import json, sys, warnings
 import torch
 from kbench_lib import worker
+from kbench_lib.isolation.worker import drawing  # _DRAW_OPS is rebound there (kbench_lib.worker re-exports functions only)
 warnings.simplefilter("ignore")
 job = {"problem_path": sys.argv[1], "precision": "fp32", "cases": [
     {"config": "default", "overrides": {}, "init_seed": 3, "input_seed": 4, "timed": False, "grad_output": None},
@@ -539,7 +540,7 @@ lib = torch.library.Library("aten", "IMPL")
 lib.impl("normal_", lambda self, mean=0.0, std=1.0, generator=None: self, "CPU")
 after = worker._drawing_tampered(before, cases)
 lib.impl("mul.Tensor", lambda a, b: a, "CPU")  # an overload, not the default (its table has the overload's name)
-print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_tampered(before, cases), "ops": sorted(worker._DRAW_OPS)}))
+print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_tampered(before, cases), "ops": sorted(drawing._DRAW_OPS)}))
 '''
     r = subprocess.run([sys.executable, "-c", code, str(repo / "tests" / "adversarial" / "problems" / "2_Linear_GELU.py")],
                        capture_output=True, text=True, timeout=300, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})

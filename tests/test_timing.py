@@ -472,7 +472,7 @@ def test_timed_output_samples_are_copies_that_stay_on_their_device():
 def test_timed_output_samples_go_to_the_cpu_when_device_memory_runs_out(monkeypatch):
     import torch
 
-    from kbench_lib import worker
+    from kbench_lib.isolation.worker import results as worker  # the stage that takes samples: its globals are patched
 
     def no_memory(t):
         raise torch.OutOfMemoryError("CUDA out of memory")
@@ -488,7 +488,7 @@ def test_timed_output_samples_leave_the_candidate_its_memory(monkeypatch):
     """Where device clones would leave less than the headroom free, the sample goes to the CPU."""
     import torch
 
-    from kbench_lib import worker
+    from kbench_lib.isolation.worker import results as worker  # the stage that takes samples: its globals are patched
 
     class FakeCuda:
         device = torch.device("cuda", 0)

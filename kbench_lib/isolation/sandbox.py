@@ -69,7 +69,7 @@ if [ -n "$KBENCH_RW" ] && mount --make-rprivate / 2>/dev/null; then
       mount -o remount,bind,ro "$mp" 2>/dev/null || ok=0
     done
   fi
-  # /dev/shm: a fresh tmpfs of its own, the job's folder under it bound back in (forkserver._private_shm)
+  # /dev/shm: a fresh tmpfs of its own, the job's folder under it bound back in (namespaces._private_shm)
   # through a descriptor of this shell's own, held across the mount that hides the folder. Its number
   # is one the worker was not passed: a fixed 9 once replaced, then closed, whatever the judge had
   # passed there (a build's message pipe: the worker died at start with EBADF, judged a crash)

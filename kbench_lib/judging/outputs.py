@@ -13,7 +13,7 @@ import torch
 from ..measure import device_arena, tensorfile
 from .prepared import PreparedProblem
 from ..measure.tensors import nbytes, tensors_in
-from ..worker import timing_file
+from ..isolation.worker.timed import timing_file
 from .verdict import JudgeOptions
 
 

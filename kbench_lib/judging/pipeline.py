@@ -34,7 +34,7 @@ from .prepared import PreparedProblem, prepare
 from ..suite.problems import Problem, ProblemError
 from ..provenance import device_name, environment, resolve_device
 from ..measure.tensors import nbytes
-from ..worker import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
+from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
 from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
 )

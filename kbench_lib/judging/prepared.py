@@ -39,7 +39,7 @@ from ..provenance import device_name
 from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
-from ..worker import timing_groups
+from ..isolation.worker.timed import timing_groups
 
 DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory
 VARIANT_TIMING_SETS = 3  # never-seen input sets per variant for its timed rotation (``time_variants``)

@@ -10,7 +10,7 @@ from . import config_checks
 from ..measure import tensorfile
 from ..measure.compare import fingerprint, is_fingerprint, measure_outputs, unchanged
 from .prepared import PreparedProblem
-from ..worker import timing_file
+from ..isolation.worker.timed import timing_file
 from .verdict import JudgeError, JudgeOptions, Verdict
 from .worker_reports import _count, _last, _plain_json, _real
 from .stage_times import _stage_parts

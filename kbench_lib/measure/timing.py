@@ -672,7 +672,7 @@ def time_cuda(
 
         def trial(i):
             # input_sets[i] is evaluated before one() starts its clock: a set drawn on first use
-            # (kbench_lib.worker._TimedDraws) is drawn off the clock; the first call on a set
+            # (kbench_lib.isolation.worker.drawing._TimedDraws) is drawn off the clock; the first call on a set
             # follows its draw, with the host's caches cold, and gets the longer spin
             args = input_sets[i]
             first = i not in called

@@ -1,0 +1,213 @@
+"""The profile and the timed runs: one configuration at a time (the default, or a variant), timed
+over input sets the candidate has never seen, each drawn just before its first timed call
+(:class:`.drawing._TimedDraws`); a sample of timed outputs kept for the judge's re-check, chosen
+after each call returns (THREATS #8, #9); the flags a timed run can raise by itself."""
+from __future__ import annotations
+
+import gc
+import os
+
+import torch
+
+from ...measure import profiling, timing
+from ...measure.compare import fingerprint as _fingerprint
+from ...measure.tensors import as_output_list, require_grad, to_device
+from ...suite.problems import Config, instantiate, load_problem
+from ...suite.reference import set_flags
+from .drawing import _draw_inputs, _TimedDraws, _urandom
+from .probes import _descendants_cpu
+from .report import Channel
+from .results import _inputs_after, _snapshot, _Tensor, _write_tensors
+
+_monotonic = timing._monotonic  # the clock bound before any candidate code runs
+MEMO_RATIO = 0.3  # repeats on seen data under 30% of first calls on unseen data
+MEMO_MIN_MS = 0.005
+
+
+def timing_groups(cases: list[dict]) -> list[tuple[str, list[int], list[int]]]:
+    """(configuration, indices of its timed sets, indices of its checked sets) for every
+    configuration with timed sets in the job, in the order of their first timed set (the plan puts
+    the default configuration's first: kbench_lib.prepared.plan_cases). The judge groups its plan
+    by this same function."""
+    names = list(dict.fromkeys(m["config"] for m in cases if m.get("timed")))
+    return [(n, [i for i, m in enumerate(cases) if m.get("timed") and m["config"] == n],
+             [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == n]) for n in names]
+
+
+def timing_file(timed: list[int], variant: str | None) -> str:
+    """The file a timed run's samples go to: ``timing.kbt`` for the default configuration, else
+    named after the index of the variant's first timed set (no name the candidate could steer)."""
+    return "timing.kbt" if variant is None else f"timing_{timed[0]}.kbt"
+
+
+def _profile(job: dict, loaded: list[dict], timed: list[int], warm: list[int], make_model, device: torch.device, chan: Channel) -> None:
+    """Profiles one call of the default configuration (on its first checked set, or on a set of
+    its own where it has none) and sends the ``profile`` event; raises what the call raised."""
+    cases = job["cases"]
+    case = loaded[warm[0] if warm else timed[0]]
+    if case["inputs"] is None:  # no checked set to profile on (not in kbench's plans): a set of its own
+        case = {**case, "namespace": instantiate(load_problem(job["problem_path"], job.get("problem_level")),
+                                                 Config(case["config"], cases[timed[0]].get("overrides") or {}))}
+        _draw_inputs(case, {**cases[timed[0]], "input_seed": int.from_bytes(_urandom(8), "little") >> 1}, job, str(device))
+    model = make_model(case)
+    inputs = to_device(case["inputs"], device)
+    with torch.no_grad():
+        chan.send(event="profile", profile=profiling.profile_call(model, inputs, device.type))
+    del inputs
+
+
+class _Samples:
+    """What a timed run keeps of its outputs (``after_call`` of the timing loop): the last output of
+    each input set, held for one round so that an output still held from an earlier call shows
+    (``reused``: cached answers, THREATS #8), and one output per set kept for the judge's re-check,
+    chosen after the call returned (reservoir sampling from the OS's randomness)."""
+
+    def __init__(self):
+        self.samples: dict[int, object] = {}
+        self.held: dict[int, tuple] = {}  # the last output of each input set, kept alive for one round
+        self.seen: dict[int, int] = {}
+        self.reused = 0
+
+    def keep(self, k, set_index, out) -> None:
+        if k == 0:  # a run measured anew (timing._runs): its own calls are the ones re-checked
+            self.seen.clear()
+            self.samples.clear()
+        # an output whose storage is still held from an earlier call was not computed by this call
+        # (a fresh result cannot live in memory that is in use): cached answers (THREATS #8)
+        outs = as_output_list(out)
+        ptrs = {o.untyped_storage().data_ptr() for o in outs if type(o) is _Tensor and o.numel()}
+        if any(ptrs & p for _, p in self.held.values()):
+            self.reused += 1
+        self.held[set_index] = (out, ptrs)
+        # reservoir sampling, decided after the call returned from the OS's randomness: each timed
+        # call of a set is equally likely to be the one re-checked, and one always is
+        self.seen[set_index] = self.seen.get(set_index, 0) + 1
+        if int.from_bytes(os.urandom(4), "little") % self.seen[set_index] == 0:
+            if all(type(o) is _Tensor for o in outs):
+                self.samples[set_index] = _snapshot(outs)
+
+
+def _warmup_sets(all_cases: list[dict], warm: list[int], device: torch.device, backward: bool) -> list | None:
+    """The warm-up's input sets: the configuration's checked sets on the device (each carrying its
+    upstream gradient last on a backward task), or None where it has none."""
+    warmup_sets = [to_device(all_cases[i]["inputs"], device) for i in warm] or None
+    warm_grads = [all_cases[i]["grad_output"] for i in warm] if backward and warm else None
+    if backward and warmup_sets:
+        for s in warmup_sets:
+            require_grad(s)
+        warmup_sets = [[*s, g] for s, g in zip(warmup_sets, warm_grads)]
+    return warmup_sets
+
+
+def _timed_call(model, draws: _TimedDraws, backward: bool):
+    """The call the timing loop times: forward without gradients, or forward and backward with the
+    set's upstream gradient (its last argument); each notes in ``draws`` that its set's call returned."""
+    if backward:
+        def call(*args):
+            model.zero_grad(set_to_none=True)
+            out = model(*args[:-1])
+            torch.autograd.backward(as_output_list(out), args[-1])
+            draws.returned = max(draws.returned, draws.current)
+            return out
+    else:
+        def call(*inputs):
+            with torch.no_grad():
+                out = model(*inputs)
+            draws.returned = max(draws.returned, draws.current)
+            return out
+    return call
+
+
+def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward, outdir, chan, variant: str | None = None) -> list[str]:
+    """Times one configuration (the default, or ``variant``) over a rotation of input sets the
+    candidate has never seen, each drawn just before its first timed call (``draws``; warm-up runs
+    on that configuration's correctness inputs); keeps a sample of timed outputs chosen after each
+    call returns, so no call can know it will be re-checked (THREATS #8, #9). Reports the timed
+    sets' fingerprints (``timed_inputs``), then a ``timing`` event (``variant_timing`` for a variant)."""
+    tcfg = job.get("timing", {})
+    t_start = _monotonic()
+    timed = draws.indices
+    model = make_model(all_cases[timed[0]])
+    warmup_sets = _warmup_sets(all_cases, warm, device, backward)
+    kept = _Samples()
+    call = _timed_call(model, draws, backward)
+    if not warmup_sets:  # no checked set to warm up on (not in kbench's plans): the warm-up draws the timed sets
+        draws.arm()
+    if device.type == "cuda" and warmup_sets:
+        draws.reserve(warmup_sets[0][:-1] if backward else warmup_sets[0])
+
+    set_flags()
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # CPU timings: one core each for candidate and baseline, steadier
+    n_others, cpu_before = _descendants_cpu()
+    t_clock = _monotonic()
+    result = timing.time_callable(
+        call,
+        draws,
+        device.type,
+        warmup_ms=tcfg.get("warmup_ms", 25.0),
+        min_trials=tcfg.get("min_trials", 100),
+        max_trials=tcfg.get("max_trials", 2000),
+        budget_s=tcfg.get("budget_s", 10.0),
+        target_rse=tcfg.get("target_rse", 0.005),
+        after_call=kept.keep if job.get("guards", True) else None,
+        warmup_sets=warmup_sets,
+        on_trials=draws.arm,
+        **({"trace": True} if tcfg.get("trace") and device.type == "cuda" else {}),
+    )
+    t_written = _monotonic()
+    result.others, result.others_cpu_s = n_others, round(max(0.0, _descendants_cpu()[1] - cpu_before), 3)
+    _write_timed_record(draws, kept.samples, backward, outdir, variant, chan)
+    result.phase_s = {"inputs": round(t_clock - t_start, 4), **result.phase_s, "write": round(_monotonic() - t_written, 4)}
+    if variant is None:
+        chan.send(event="timing", timing=result.as_dict())
+    else:
+        chan.send(event="variant_timing", config=variant, timing=result.as_dict())
+    kept.held.clear()
+    return _timing_flags(result, kept.reused, device)
+
+
+def _write_timed_record(draws: _TimedDraws, samples: dict, backward: bool, outdir: str, variant: str | None, chan: Channel) -> None:
+    """Writes the timed run's record (its samples, and the timed sets as the calls left them) and
+    reports at once, in ``timed_inputs``, the drawn sets' seeds and fingerprints and what the file
+    holds; no collection (no finalizer of the candidate's) runs in between."""
+    timed = draws.indices
+    input_sets = [s[:-1] if backward else s for s in draws.drawn()]
+    record = {"samples": {str(timed[j]): v for j, v in samples.items()},
+              "inputs_after": {str(timed[j]): _inputs_after(s) for j, s in enumerate(input_sets)}}
+    gc_was = gc.isenabled()
+    gc.disable()  # no finalizer of the candidate's between the write and its report
+    try:
+        _write_tensors(os.path.join(outdir, timing_file(timed, variant)), record)
+        # what the file holds, reported at once: candidate code can still run after this (a finalizer
+        # when the worker lets go of its outputs, a patched settings property), and a file rewritten
+        # then no longer matches (the judge compares)
+        written = {"samples": {k: [_fingerprint(o)["sums"] for o in v] for k, v in record["samples"].items()},
+                   "inputs_after": record["inputs_after"]}
+        chan.send(event="timed_inputs", config=variant, cases=draws.fingerprints(), written=written)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _timing_flags(result: timing.Timing, reused: int, device: torch.device) -> list[str]:
+    """The flags a timed run raises by itself: outputs still held from an earlier call, work left
+    on another stream, first calls on new data much slower than repeats."""
+    out = []
+    if reused:
+        out.append(f"output_reused: {reused} timed calls returned a tensor still held from an earlier call (cached or static outputs)")
+    # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
+    # does so on (nearly) every call, in the timed run and in its re-check
+    if timing.unjoined_confirmed(result):
+        out.append(f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls and {result.unjoined_recheck} of "
+                   f"{result.recheck_calls} calls of a re-check left work running on another stream")
+    # the first call on never-seen data against later calls on the same data: a kernel that does
+    # the work takes as long both times (the L2 cache is flushed before each); one that caches
+    # answers by pointer or fingerprint is fast only once it has seen the data (THREATS #8)
+    # (CUDA only: with the L2 flushed and device events the two are comparable; on a shared CPU the
+    # first calls can be slowed by thread-pool wake-ups far beyond any real difference)
+    if (device.type == "cuda" and result.first_round_ms and result.median_ms < MEMO_RATIO * result.first_round_ms
+            and result.first_round_ms - result.median_ms > MEMO_MIN_MS):
+        late = f" ({result.first_round_late} of them issued late)" if result.first_round_late else ""
+        out.append(f"memoisation_suspected: first calls on new inputs took {result.first_round_ms:.4g} ms{late}, repeats {result.median_ms:.4g} ms")
+    return out
