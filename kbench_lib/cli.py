@@ -360,10 +360,8 @@ def cmd_baselines(a) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-
+def _add_eval_command(sub) -> None:
+    """``kbench eval PROBLEM CANDIDATE``: one candidate judged."""
     p = sub.add_parser("eval", help="judge one candidate against one problem")
     p.add_argument("problem")
     p.add_argument("candidate")
@@ -372,6 +370,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_args(p)
     p.set_defaults(fn=cmd_eval)
 
+
+def _add_run_command(sub) -> None:
+    """``kbench run``: a model's candidates over a folder of problems, every verdict recorded."""
     p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
     p.add_argument("--model", default="reference",
@@ -416,6 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_args(p)
     p.set_defaults(fn=cmd_run)
 
+
+def _add_lint_command(sub) -> None:
+    """``kbench lint PATH``: problem files checked."""
     p = sub.add_parser("lint", help="validate problem files")
     p.add_argument("path")
     size = p.add_mutually_exclusive_group()
@@ -432,6 +436,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.set_defaults(fn=cmd_lint)
 
+
+def _add_baselines_command(sub) -> None:
+    """``kbench baselines``: eager, compile and CUDA-graph timings of every problem (resumable)."""
     p = sub.add_parser("baselines", help="time every problem in eager, compile and cudagraph modes (resumable)")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
     p.add_argument("--modes", nargs="+", default=["eager", "compile", "cudagraph"], choices=["eager", "compile", "cudagraph"])
@@ -449,10 +456,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_baselines)
 
+
+def _add_index_command(sub) -> None:
+    """``kbench index``: the problem index (tags, variants, FLOPs, bytes)."""
     p = sub.add_parser("index", help="write the problem index (tags, variants, FLOPs, bytes)")
     p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
     p.add_argument("--out", default=str(REPO / "problems" / "index.csv"))
     p.set_defaults(fn=cmd_index)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for add in (_add_eval_command, _add_run_command, _add_lint_command, _add_baselines_command, _add_index_command):
+        add(sub)
     return ap
 
 
