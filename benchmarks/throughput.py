@@ -49,6 +49,7 @@ from kbench_lib import runner, server_pool  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
 from kbench_lib.problems import discover, load_problem  # noqa: E402
@@ -348,6 +349,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
     candidates whose verdicts were written by then, over the time they took, marked ``partial``
     (the batch's order is fixed, so a partial pass is its first problems only)."""
     opts = JudgeOptions(device=device, guards=guards, timing_budget_s=args.timing_budget, run_timeout_s=args.run_timeout,
+                        reference_store=False if args.reference_store == "off" else None,
                         idle_timeout_s=idle_s, build_timeout_s=args.build_timeout)
     run_id = f"tp-{gpus}-{guards}-{overlap}-{idle_s:g}"
     before = set(_leftovers())
@@ -403,7 +405,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
             "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},
             "timing_budget_s": args.timing_budget, "run_timeout_s": args.run_timeout, "idle_timeout_s": idle_s,
-            "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "date": dt.date.today().isoformat()}
+            "build_timeout_s": args.build_timeout, "build_jobs": args.build_jobs, "reference_store": args.reference_store,
+            "date": dt.date.today().isoformat()}
 
 
 def summary(df, wall: float, gpus: int) -> dict:
@@ -465,11 +468,16 @@ def main() -> None:
     ap.add_argument("--servers", choices=["cold", "ready"], default="cold",
                     help="cold: each pass's judging threads start their fork servers (8-12 s, a fresh process's first batch); "
                          "ready: started before the pass's clock, as a later batch of the same process finds them")
+    ap.add_argument("--reference-store", choices=["keep", "fresh", "off"], default="keep",
+                    help="the judge's reference store (docs/JUDGING.md): keep (the default store: what a later batch of a user finds), "
+                         "fresh (an empty one for this run: every baseline and profile measured here), off (never read or written)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, 2026-11-27)
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
+    if a.reference_store == "fresh":  # an empty store for this run: its first pass measures every baseline and profile (lane processes inherit it)
+        os.environ[reference_store.ENV_DIR] = str(work / "reference-store")
     if a.batch == "mixed":
         problems, models = batch(work, device, a.compile, a.filter, a.backends)
     else:
