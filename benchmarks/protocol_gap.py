@@ -62,9 +62,14 @@ EXPECTED = {
 }
 
 
-def lay_out(folder: Path) -> str:
-    """The folder model spec of the set, candidates named ``<problem>__<name>.py``."""
-    cands = folder / "cands"
+LAID_OUT = Path(tempfile.gettempdir()) / "kbench-agent-style"  # one name in every run's records: folder:/tmp/kbench-agent-style
+
+
+def lay_out(folder: Path = LAID_OUT) -> str:
+    """The folder model spec of the set, candidates named ``<problem>__<name>.py`` (the set's folder
+    also holds a problem file, which a folder model would read as a candidate of itself)."""
+    cands = folder
+    shutil.rmtree(cands, ignore_errors=True)
     cands.mkdir(parents=True)
     for f in sorted(SET.glob("*__*.py")):
         shutil.copy(f, cands / f.name)
@@ -134,7 +139,7 @@ def main() -> int:
     root = Path(a.from_records or a.records_dir or work / "runs")
     problems = [load_problem(p) for p in PROBLEMS.values()]
     if not a.from_records:
-        model = lay_out(work)
+        model = lay_out()
         runner.run_batch(problems, model, run_id="protocol-gap", runs_root=root, opts=opts, progress=False, gpus=a.gpus,
                          prebuild_jobs=a.build_jobs)
     df = read_records(root, "protocol-gap")
