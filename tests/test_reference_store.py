@@ -252,3 +252,34 @@ def test_a_key_that_cannot_be_made_measures_and_says_why(store, monkeypatch, cou
     assert prep.stored == {} and "baseline.warmup" in took and counted == {"timed": 1, "profiled": 1}
     assert any(n.startswith("reference store not used for baseline: OSError") for n in prep.notes), prep.notes
     assert not _entries(store)
+
+
+def test_the_roofline_count_is_stored_and_the_bound_worked_out_for_each_device(store, monkeypatch):
+    # counting runs the model under the FLOP counter (a level-3 GRU: seconds on the CPU, every batch);
+    # the count is stored without a device, the bound is worked out from it for the device asked
+    from kbench_lib.suite import roofline
+
+    problem = load_problem(RELU)
+    config = problem.declared_configs(small=True)[0]
+    expected = {name: roofline.config_sol_ms(problem, config.overrides, name) for name in ("NVIDIA H100 80GB HBM3", "NVIDIA H200")}
+    calls = []
+    real = roofline.count
+    monkeypatch.setattr(prepared_module.roofline, "count", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    first = prepare(problem, "cpu", _opts(timing=False), small=True)
+    h100 = first.sol_ms_on(config, "NVIDIA H100 80GB HBM3")
+    assert h100 == expected["NVIDIA H100 80GB HBM3"] and len(calls) == 1
+    again = prepare(problem, "cpu", _opts(timing=False), small=True)  # another batch: read, not counted
+    assert again.sol_ms_on(config, "NVIDIA H100 80GB HBM3") == h100 and len(calls) == 1
+    assert f"count:{config.name}" in again.stored
+    assert again.sol_ms_on(config, "NVIDIA H200") == expected["NVIDIA H200"] != h100
+    assert again.sol_ms_on(config, "a device without a spec") is None and len(calls) == 1
+    # another precision is another count; the store off never reads it
+    prepare(problem, "cpu", _opts(timing=False, precision="bf16"), small=True).sol_ms_on(config, "NVIDIA H100 80GB HBM3")
+    assert len(calls) == 2
+    prepare(problem, "cpu", _opts(timing=False, reference_store=False), small=True).sol_ms_on(config, "NVIDIA H100 80GB HBM3")
+    assert len(calls) == 3
+    # a corrupt count is counted again
+    for f in store.glob("*-count-*.json"):
+        f.write_text(json.dumps({**json.loads(f.read_text()), "value": {"flops": "many", "bytes": 1}}))
+    prepare(problem, "cpu", _opts(timing=False), small=True).sol_ms_on(config, "NVIDIA H100 80GB HBM3")
+    assert len(calls) == 4

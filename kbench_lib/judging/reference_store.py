@@ -2,6 +2,10 @@
 each timed variant's, its profile), kept on disk and reused by later batches and other processes
 instead of measured again for every :class:`~kbench_lib.judging.prepared.PreparedProblem`.
 
+Also each configuration's FLOP and byte count behind the roofline bound (:func:`count_key`):
+counting runs the model under the FLOP counter, for real on the CPU where the meta device lacks an
+operator (recurrent layers), seconds in every batch.
+
 A level-3 reference runs hundreds of kernels per forward; timing it and profiling it again in
 every batch cost tens of seconds per problem. What is measured depends on the reference's code and
 shapes, the device and the software, and the timing options, never on the values of its inputs
@@ -135,6 +139,29 @@ def base_key(kind: str, problem, device: str, precision: str, small: bool, confi
             "config": {"name": config.name, "overrides": config.overrides}, "machine": machine(device), "code": code_sha()}
 
 
+@functools.lru_cache(maxsize=None)
+def _file_sha(rel: str) -> str:
+    return hashlib.sha256((PACKAGE / rel).read_bytes()).hexdigest()
+
+
+def count_key(problem, precision: str, small: bool, config) -> dict:
+    """The key of a configuration's FLOP and byte count (``suite/roofline.py``'s ``count``): the
+    problem's source, precision, size and configuration, torch (its FLOP counter's formulas) and
+    the counting code; no device (the count is the same on every one; its bound is not, and is
+    worked out from the count on each read)."""
+    return {"schema": SCHEMA, "kind": "count", "problem": problem.key, "source_sha256": source_sha(problem.source),
+            "task": problem.task, "precision": precision, "small": bool(small),
+            "config": {"name": config.name, "overrides": config.overrides}, "torch": torch.__version__,
+            "code": _file_sha("suite/roofline.py")}
+
+
+def decode_count(d) -> dict | None:
+    """A stored count (``{'flops', 'bytes'}``, numbers), None if it is not one."""
+    if not isinstance(d, dict) or not all(_number(d.get(k), none=False) for k in ("flops", "bytes")):
+        return None
+    return d
+
+
 def timing_key(opts) -> dict:
     """The timing options that change what ``_time_reference`` measures."""
     return {name: getattr(opts, name) for name in TIMING_OPTIONS}
@@ -233,5 +260,5 @@ def mark_stored(stage_s: dict, prep, names, stage: str) -> None:
         stage_s[f"{stage}.stored"] = round(sum(secs), 3)
 
 
-__all__ = ["SCHEMA", "ENV_DIR", "root", "enabled", "base_key", "timing_key", "path_for", "lookup", "remember", "roundtrip",
+__all__ = ["SCHEMA", "ENV_DIR", "root", "enabled", "base_key", "count_key", "decode_count", "timing_key", "path_for", "lookup", "remember", "roundtrip",
            "encode_timing", "decode_timing", "decode_profile", "mark_stored", "code_sha", "machine"]
