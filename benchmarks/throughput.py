@@ -49,6 +49,7 @@ from kbench_lib import runner, server_pool  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.generation.runs import select  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
@@ -173,10 +174,7 @@ class Peaks:
 def level_batch(level: str, keep: list | None = None) -> tuple[list, list]:
     """(problems, ["eager"]): every problem of ``problems/<level>`` (those whose key contains one of
     ``keep``), each judged with its own Model as the candidate."""
-    problems = [p for p in discover(REPO / "problems") if p.level == level]
-    if keep:
-        problems = [p for p in problems if any(k in p.key for k in keep)]
-    return problems, ["eager"]
+    return select(levels=[level], filters=keep), ["eager"]
 
 
 EAGER_BAND = (0.95, 1.05)  # where the eager control's speedup should be

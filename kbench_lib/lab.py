@@ -218,24 +218,14 @@ class LabJudgement:
                 _RUNNING.discard(self)
 
     def _judge(self):
-        """:func:`kbench_lib.judge.judge`, in its steps (so that the stage can be shown and the worker reached)."""
-        from . import server_pool
-        from .judge import JudgeError, prepare_problem, start_judgement
+        """:func:`kbench_lib.judge.judge` up to its worker's start, then its finish (so that the stage
+        can be shown and the worker reached)."""
+        from .judge import JudgeError, start_judgement
         from .prepared import PreparationCancelled
-        from .provenance import resolve_device
 
         try:
-            try:
-                device = resolve_device(self.opts.device)
-            except RuntimeError as e:
-                raise JudgeError(str(e)) from e
-            t0 = time.monotonic()
-            server_pool.prestart(device.startswith("cuda"))  # as judge() does: the fork server starts beside the reference
-            prepared = prepare_problem(self.problem, self.opts, device, cancel=lambda: self.cancelled)
-            reference_s = round(time.monotonic() - t0, 3)
-            self._stage = "build"
-            self._judgement = start_judgement(self.problem, self.candidate, self.opts, prepared=prepared)
-            self._judgement.v.stage_s["reference_cases"] = reference_s
+            self._judgement = start_judgement(self.problem, self.candidate, self.opts, cancel=lambda: self.cancelled,
+                                              on_prepared=lambda: setattr(self, "_stage", "build"))
             self._stage = "load"
             return self._judgement.finish()
         except JudgeError as e:

@@ -118,7 +118,8 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
 
 
 def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = None, workdir: str | Path | None = None,
-                    prepared: PreparedProblem | None = None, gated: bool = False, built: "BuildResult | None" = None) -> "Judgement":
+                    prepared: PreparedProblem | None = None, gated: bool = False, built: "BuildResult | None" = None,
+                    cancel=None, on_prepared=None) -> "Judgement":
     """:func:`judge` up to its worker's start: the job written, the candidate built, the worker
     running (or the verdict already decided, by a failed build). :meth:`Judgement.finish` waits for
     the worker and checks what it left. ``gated``: the worker waits before its profile and timed
@@ -126,7 +127,9 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
     checks: :mod:`kbench_lib.overlap`). ``built``: this candidate's build, already tried for this
     judgement (a batch builds ahead): a failure there is its verdict, without a second try (a
     build at its time limit is not remembered in the cache, and would take its whole limit again).
-    Raises :class:`JudgeError` as :func:`judge` does."""
+    ``cancel`` and ``on_prepared()`` (called once the reference side is made here, before the
+    build), for a caller that shows the stage and may give up (the lab). Raises :class:`JudgeError`
+    as :func:`judge` does (and :class:`~kbench_lib.judging.prepared.PreparationCancelled`)."""
     opts = opts or JudgeOptions()
     started = time.monotonic()
     try:
@@ -144,8 +147,10 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
         if prepared is None:
             t0 = time.monotonic()
             server_pool.prestart(device.startswith("cuda"))  # the worker's fork server starts while the reference is made
-            prepared = prepare_problem(problem, opts, device)
+            prepared = prepare_problem(problem, opts, device, cancel=cancel)
             v.stage_s["reference_cases"] = round(time.monotonic() - t0, 3)
+            if on_prepared is not None:
+                on_prepared()
         elif (prepared.problem.sha, prepared.device, prepared.precision, prepared.small) != (problem.sha, device, opts.precision, small):
             raise JudgeError(f"the prepared reference is for {prepared.problem.key} on {prepared.device} ({prepared.precision}), "
                              f"not {problem.key} on {device} ({opts.precision})")

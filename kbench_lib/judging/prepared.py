@@ -371,14 +371,12 @@ class PreparedProblem:
         a spec). Its FLOP and byte count goes through the reference store: counting runs the model
         under the FLOP counter, on the meta device or, for operators the meta device lacks
         (recurrent layers), for real on the CPU: 2-4 s for a level-3 LSTM or GRU in every batch."""
-        spec = roofline.spec_for(name)
-        if spec is None:
+        if roofline.spec_for(name) is None:
             return None
-        dtype_bytes = 2 if self.precision != "fp32" else None
         c = self._through_store(f"count:{config.name}", lambda: reference_store.count_key(self.problem, self.precision, self.small, config),
-                                lambda: roofline.count(self.problem, config.overrides, dtype_bytes),
+                                lambda: roofline.count_at(self.problem, config.overrides, self.precision),
                                 lambda d: d, reference_store.decode_count)
-        return roofline.sol_ms(c["flops"], c["bytes"], spec, self.precision)[0]
+        return roofline.bound_ms(c, name, self.precision)
 
     def held_bytes(self) -> dict:
         """Bytes this problem holds, {"device": ..., "host": ...}: expected outputs and gradients

@@ -91,10 +91,10 @@ def enabled(setting: bool | None, device: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def code_sha() -> str:
-    """sha-256 over the measuring code's source files (:data:`CODE`)."""
+def code_sha(paths: tuple[str, ...] = CODE) -> str:
+    """sha-256 over source files under ``kbench_lib/`` (default: the measuring code, :data:`CODE`)."""
     h = hashlib.sha256()
-    for rel in CODE:
+    for rel in paths:
         path = PACKAGE / rel
         for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
@@ -139,11 +139,6 @@ def base_key(kind: str, problem, device: str, precision: str, small: bool, confi
             "config": {"name": config.name, "overrides": config.overrides}, "machine": machine(device), "code": code_sha()}
 
 
-@functools.lru_cache(maxsize=None)
-def _file_sha(rel: str) -> str:
-    return hashlib.sha256((PACKAGE / rel).read_bytes()).hexdigest()
-
-
 def count_key(problem, precision: str, small: bool, config) -> dict:
     """The key of a configuration's FLOP and byte count (``suite/roofline.py``'s ``count``): the
     problem's source, precision, size and configuration, torch (its FLOP counter's formulas) and
@@ -152,7 +147,7 @@ def count_key(problem, precision: str, small: bool, config) -> dict:
     return {"schema": SCHEMA, "kind": "count", "problem": problem.key, "source_sha256": source_sha(problem.source),
             "task": problem.task, "precision": precision, "small": bool(small),
             "config": {"name": config.name, "overrides": config.overrides}, "torch": torch.__version__,
-            "code": _file_sha("suite/roofline.py")}
+            "code": code_sha(("suite/roofline.py",))}
 
 
 def decode_count(d) -> dict | None:

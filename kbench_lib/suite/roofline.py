@@ -144,11 +144,21 @@ def problem_sol_ms(problem: Problem, device_name: str, precision: str = "fp32", 
 
 def config_sol_ms(problem: Problem, overrides: dict | None, device_name: str, precision: str = "fp32") -> float | None:
     """The speed-of-light time of one configuration (the default's, or a variant's overrides)."""
-    spec = spec_for(device_name)
-    if spec is None:
+    if spec_for(device_name) is None:
         return None
-    c = count(problem, overrides, 2 if precision != "fp32" else None)
-    return sol_ms(c["flops"], c["bytes"], spec, precision)[0]
+    return bound_ms(count_at(problem, overrides, precision), device_name, precision)
+
+
+def count_at(problem: Problem, overrides: dict | None, precision: str = "fp32") -> dict:
+    """:func:`count` of one configuration in ``precision`` (bytes of 2-byte elements off fp32)."""
+    return count(problem, overrides, 2 if precision != "fp32" else None)
+
+
+def bound_ms(c: dict, device_name: str, precision: str = "fp32") -> float | None:
+    """The speed-of-light time of a count (:func:`count_at`) on the device called ``device_name``,
+    None for a device without a spec."""
+    spec = spec_for(device_name)
+    return None if spec is None else sol_ms(c["flops"], c["bytes"], spec, precision)[0]
 
 
 def index_rows(root: str | Path) -> list[dict]:
