@@ -32,9 +32,11 @@ import datetime as dt
 import faulthandler
 import json
 import logging
+import math
 import os
 import shutil
 import signal
+import statistics
 import sys
 import tempfile
 import threading
@@ -180,6 +182,36 @@ def level_batch(level: str, keep: list | None = None) -> tuple[list, list]:
 EAGER_BAND = (0.95, 1.05)  # where the eager control's speedup should be
 
 
+HOST_SHARE = 0.8  # a call whose device was busy for less than this share of its timed time holds host time
+
+
+def _num(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def control_cause(r) -> str:
+    """Why the eager control read outside :data:`EAGER_BAND` on one problem, from its record: the
+    candidate and the baseline run the same operators, so a gap that the device-busy clocks do not
+    show is host time (launches, Python, host syncs) in the end-to-end clock, which follows the
+    host's speed at the moment each was timed."""
+    run, base = _num(r.get("runtime_ms")), _num(r.get("baseline_eager_ms"))
+    dev, base_dev = _num(r.get("device_ms")), _num(r.get("baseline_eager_device_ms"))
+    if not (run and base and dev and base_dev):
+        return "unexplained: no device-busy clock on one side"
+    device_ratio = base_dev / dev
+    host_bound = dev < HOST_SHARE * run or base_dev < HOST_SHARE * base
+    if host_bound and EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
+        return (f"host-bound: the device was busy {dev:.3g} of {run:.3g} ms (candidate) and {base_dev:.3g} of {base:.3g} ms "
+                f"(baseline); the device-busy clocks agree ({device_ratio:.3f}x): host time differed between the two timings")
+    if not EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
+        return f"device time differs: {base_dev:.3g} ms against {dev:.3g} ms of device-busy time ({device_ratio:.3f}x)"
+    return f"unexplained: device-bound ({dev:.3g} of {run:.3g} ms busy) and the device-busy clocks agree ({device_ratio:.3f}x)"
+
+
 def eager_speedups(df) -> dict | None:
     """The eager control's speedups over eager (the judge's clock bias): median, share within
     :data:`EAGER_BAND`, and every problem outside it with its flags and failure."""
@@ -189,11 +221,19 @@ def eager_speedups(df) -> dict | None:
     sp = d["speedup_eager"].astype(float)
     inside = sp.between(*EAGER_BAND)
     outside = [{"problem": r["problem"], "speedup": round(float(r["speedup_eager"]), 4), "runtime_ms": r["runtime_ms"],
-                "baseline_eager_ms": r["baseline_eager_ms"], "failure": r["failure"] if isinstance(r["failure"], str) else None, "flags": list(r["flags"] if r["flags"] is not None else [])}
+                "baseline_eager_ms": r["baseline_eager_ms"], "device_ms": _num(r.get("device_ms")),
+                "baseline_eager_device_ms": _num(r.get("baseline_eager_device_ms")), "cause": control_cause(r),
+                "failure": r["failure"] if isinstance(r["failure"], str) else None, "flags": list(r["flags"] if r["flags"] is not None else [])}
                for _, r in d[~inside].iterrows()]
+    dev = [_num(r.get("baseline_eager_device_ms")) / _num(r.get("device_ms")) for _, r in d.iterrows()
+           if _num(r.get("device_ms")) and _num(r.get("baseline_eager_device_ms"))]
+    dev_inside = [EAGER_BAND[0] <= x <= EAGER_BAND[1] for x in dev]
     return {"timed": int(len(d)), "median": round(float(sp.median()), 4), "p10": round(float(sp.quantile(0.1)), 4),
             "p90": round(float(sp.quantile(0.9)), 4), "share_within_band": round(float(inside.mean()), 4),
             "band": list(EAGER_BAND), "outside": outside,
+            # the same control read on the device-busy clock (kernel time, no host time in it)
+            "device_clock": {"timed": len(dev), "median": round(statistics.median(dev), 4) if dev else None,
+                             "share_within_band": round(sum(dev_inside) / len(dev), 4) if dev else None},
             "not_timed": [{"problem": r["problem"], "failure": r["failure"], "message": str(r["message"] or "")[:300]}
                           for _, r in df[(df["model"] == "eager") & df["speedup_eager"].isna()].iterrows()]}
 

@@ -57,25 +57,28 @@ candidate code runs and checks the bindings are unchanged afterwards (THREATS #1
 """
 from __future__ import annotations
 
-import bisect
 import collections
 import ctypes
+import functools
 import gc
-import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
 
 import torch
-from torch.autograd import DeviceType as _DeviceType
-from torch.profiler import ProfilerActivity as _Activity
 from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
 from . import profiling as _profiling
+from .device_clock import (  # noqa: F401 - the device clock's names, read here by older callers
+    DEVICE_CALLS_FLOOR, DEVICE_CALLS_MAX, DEVICE_CALLS_MIN, DEVICE_CLOCK_MAX_S, DEVICE_CLOCK_S, busy_per_window, device_busy_ms,
+    device_clock_calls, union_per_window)
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
+from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
+from .unjoined import (  # noqa: F401
+    RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
+    unjoined_suspected)
 
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic
@@ -84,7 +87,7 @@ _elapsed_time = torch.cuda.Event.elapsed_time
 _record = torch.cuda.Event.record
 _synchronize = torch.cuda.synchronize
 _gc_disable, _gc_enable, _gc_isenabled = gc.disable, gc.enable, gc.isenabled
-_PROFILER, _on_device = _profiling.PROFILER, _profiling.on_device
+_on_device = _profiling.on_device
 
 BOUND = {
     "time.perf_counter_ns": (time, "perf_counter_ns", _perf_counter_ns),
@@ -107,17 +110,10 @@ _GATES: dict[int, tuple[Gate | None, tuple]] = {}  # device index -> the first c
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
 
-DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
-DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
 MAX_REMEASURE = 2
 SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
 SETTLE_BLOCK = 5
 SETTLE_MAX_S = 2.0
-DEVICE_CLOCK_S = 0.25  # profiled calls behind the device-busy clock: about this long, within the bounds below
-DEVICE_CALLS_MIN = 30
-DEVICE_CALLS_MAX = 200
-DEVICE_CLOCK_MAX_S = 1.0  # ... but DEVICE_CALLS_MIN calls of a long call only as far as this, and at least:
-DEVICE_CALLS_FLOOR = 8
 TRACE_MAX = 4000  # timed calls a trace keeps
 
 
@@ -202,85 +198,6 @@ def choose_spins(steps: list, issue_us: list[float]) -> tuple:
     return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
 
 
-@dataclass
-class Timing:
-    median_ms: float
-    mean_ms: float
-    std_ms: float
-    p10_ms: float
-    p90_ms: float
-    min_ms: float
-    n_trials: int
-    rse: float  # relative standard error of the median estimate
-    unjoined_trials: int = 0  # trials whose work outlived the call on another stream
-    first_round_ms: float | None = None  # median of the first call on each input set
-    device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
-    device_calls: int = 0  # profiled calls behind device_ms
-    device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)
-    stream_ms: float | None = None  # CUDA: median over the timed calls of start -> end on the calling stream alone (unjoined calls not corrected)
-    remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
-    head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
-    late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
-    unjoined_recheck: int = 0  # CUDA: unjoined calls of the re-check run after a run with too many (unjoined_suspected)
-    recheck_calls: int = 0  # calls of that re-check (0: none was needed)
-    warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
-    first_round_late: int = 0  # CUDA: first-round calls whose host issue outlasted their spin (host time in their time)
-    first_round_issue_us: float | None = None  # CUDA: median host issue time of the first-round calls
-    first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
-    others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
-    others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
-    trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
-    phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def _q(s: list[float], p: float) -> float:
-    """The ``p`` quantile of the sorted samples ``s`` (nearest rank)."""
-    return s[min(len(s) - 1, max(0, int(round(p * (len(s) - 1)))))]
-
-
-def _median_rse(s: list[float], med: float, std: float | None) -> float:
-    """Relative standard error of the median of the sorted samples ``s``: ~ 1.2533 * sigma / sqrt(n),
-    sigma estimated robustly from the IQR (from ``std`` below four samples)."""
-    n = len(s)
-    if n >= 4:
-        sigma = (_q(s, 0.75) - _q(s, 0.25)) / 1.349
-    else:
-        sigma = std if std is not None else (statistics.pstdev(s) if n > 1 else 0.0)
-    return (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
-
-
-def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Timing:
-    s = sorted(samples_ms)
-    n = len(s)
-    med = statistics.median(s)
-    mean = statistics.fmean(s)
-    std = statistics.pstdev(s) if n > 1 else 0.0
-    rse = _median_rse(s, med, std)
-    first = statistics.median(samples_ms[:n_sets]) if n_sets and n > n_sets else None
-    return Timing(med, mean, std, _q(s, 0.10), _q(s, 0.90), s[0], n, rse, unjoined, first)
-
-
-def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT_FLOOR_MS) -> bool:
-    """Whether the first and second half of a run disagree: the clock, the GPU's state or another
-    process changed while it ran, so its median describes neither half."""
-    n = len(samples_ms)
-    if n < 20:
-        return False
-    a, b = statistics.median(samples_ms[: n // 2]), statistics.median(samples_ms[n // 2:])
-    return abs(a - b) > max(tol * min(a, b), floor_ms)
-
-
-def median_rse(samples_ms: list[float]) -> float:
-    """``summarize(samples_ms).rse`` without the rest: the stopping rule asks for it after every few
-    trials, and ``statistics.pstdev`` (exact rational arithmetic) over a thousand samples took
-    longer than the trial it was deciding about."""
-    s = sorted(samples_ms)
-    return _median_rse(s, statistics.median(s), None)
-
-
 RSE_EVERY = 10  # trials between two evaluations of the stopping rule once min_trials ran
 TRIALS_FLOOR = 20  # the fewest timed calls of a run whose min_trials would outlast its budget (long calls)
 
@@ -319,53 +236,6 @@ class L2Flusher:
 
     def __call__(self) -> None:
         torch.sum(self.buf, dim=0, out=self._sum)
-
-
-UNJOINED_QUANTILE = 0.9  # a call counts as unjoined past this quantile of the idle gaps (and a margin)
-UNJOINED_SHARE = 0.25  # a run with more unjoined calls than this share is re-checked; flagged when the re-check agrees
-RECHECK_CALLS = 100  # calls of that re-check, behind freshly measured floors (at most RECHECK_S seconds, at least 20 calls)
-RECHECK_S = 2.0
-
-
-@dataclass
-class GapFloor:
-    """The idle gaps behind one head start: ``median_ms`` is taken off a call counted as unjoined
-    (its time runs to the device-wide sync), ``high_ms`` (the ``UNJOINED_QUANTILE``) is what its
-    gap must exceed, with a margin, to count. On the H100 (2026-11-26) a legitimate single-stream
-    row sum had 128 of 422 calls counted as unjoined against the median: the host wakes from the
-    sync later on a fair share of calls, and a median floor calls each of those unjoined."""
-    median_ms: float
-    high_ms: float
-
-
-def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | Gate | None = None) -> GapFloor:
-    """The gaps between an event recorded at the end of a call and one recorded after a
-    device-wide sync, when nothing else is running: the floor that unjoined work is judged over.
-    With ``spin``, each event follows that head start, so the host waits as long in the sync as it
-    does behind a timed call. Our reading of why this matters, not measured apart: after a longer
-    wait the host wakes later, and on an H200 machine here (2026-11-26) a legitimate CUDA kernel
-    behind a 320 us head start had 188 of 714 calls counted as unjoined against a floor measured
-    after no wait."""
-    gaps = sorted(_idle_gaps(device, trials, spin))
-    return GapFloor(statistics.median(gaps), _q(gaps, UNJOINED_QUANTILE))
-
-
-def _idle_gaps(device: torch.device, trials: int, spin: HeadStart | Gate | None) -> list[float]:
-    gaps = []
-    stream = torch.cuda.current_stream(device).cuda_stream if spin is not None else None
-    for _ in range(trials):
-        a, b = _Event(enable_timing=True), _Event(enable_timing=True)
-        if spin is not None:
-            _synchronize(device)
-            spin(stream)
-        _record(a)
-        if spin is not None:
-            spin.release()
-        _synchronize(device)
-        _record(b)
-        _synchronize(device)
-        gaps.append(_elapsed_time(a, b))
-    return gaps
 
 
 def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> int:
@@ -413,121 +283,6 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clo
     return i
 
 
-def _annotation(e) -> bool:
-    kind = str(getattr(e, "activity_type", "") or "").lower()
-    return bool(getattr(e, "is_user_annotation", False)) or "annotation" in kind
-
-
-def _spans_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[list[tuple[float, float]]]:
-    """The device ``spans`` (start, duration) that start inside each host window (start, end), as
-    (start, end) intervals, windows in time order; a span outside every window is nobody's."""
-    windows = sorted(windows)
-    starts = [w[0] for w in windows]
-    owned: list[list[tuple[float, float]]] = [[] for _ in windows]
-    for start, duration in spans:
-        i = bisect.bisect_right(starts, start) - 1
-        if i >= 0 and start <= windows[i][1]:
-            owned[i].append((start, start + duration))
-    return owned
-
-
-def busy_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
-    """Per host window, the summed durations of the device spans that start inside it."""
-    return [sum(b - a for a, b in owned) for owned in _spans_per_window(windows, spans)]
-
-
-def union_per_window(windows: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float]:
-    """Per host window, the time covered by the device spans that start inside it, overlapping
-    spans counted once: how long some stream was busy. Unlike the sum (``busy_per_window``),
-    kernels running side by side on several streams, or overlapping through programmatic dependent
-    launch, add no more than the time they share."""
-    out = []
-    for owned in _spans_per_window(windows, spans):
-        total, reach = 0.0, float("-inf")
-        for a, b in sorted(owned):
-            if b > reach:
-                total += b - max(a, reach)
-                reach = b
-        out.append(total)
-    return out
-
-
-def device_clock_calls(median_ms: float) -> int:
-    """Profiled calls behind the device-busy clock for a call of ``median_ms``: as many as take
-    ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``; for calls so long that
-    ``DEVICE_CALLS_MIN`` of them would take over ``DEVICE_CLOCK_MAX_S``, as many as take that long,
-    ``DEVICE_CALLS_FLOOR`` at least. A profiled call of a model of many kernels costs far more than
-    its own time (every kernel and operator becomes a profiler event): its count follows the work."""
-    ms = max(median_ms, 1e-3)
-    least = DEVICE_CALLS_MIN if DEVICE_CALLS_MIN * ms <= DEVICE_CLOCK_MAX_S * 1e3 else max(DEVICE_CALLS_FLOOR, int(DEVICE_CLOCK_MAX_S * 1e3 / ms))
-    return int(min(DEVICE_CALLS_MAX, max(least, DEVICE_CLOCK_S * 1e3 / ms)))
-
-
-def device_busy_ms(fn, input_sets: list, calls: int, flusher=None, one_thread: bool = False) -> tuple[float | None, int, float | None]:
-    """Device-busy clock: (median over ``calls`` profiled calls of the summed duration of every
-    device activity the call launched, on any stream; number of calls behind it; median over the
-    same calls of the time some stream was busy, overlaps counted once).
-
-    Each call runs inside its own profiler range after the L2 flush and a device-wide sync, and the
-    range closes after another sync, so everything that starts inside a range is that call's work.
-    Activities are assigned to calls by start time (CUPTI timestamps share the host clock).
-    ``one_thread``: the session on the process's profiler thread (the judge's side,
-    :func:`kbench_lib.profiling.on_session_thread`)."""
-    if one_thread:
-        return _profiling.on_session_thread(lambda: device_busy_ms(fn, input_sets, calls, flusher))
-    device = torch.device("cuda", torch.cuda.current_device())
-    with _PROFILER, _profile(activities=[_Activity.CPU, _Activity.CUDA]) as prof:
-        for k in range(calls):
-            if flusher is not None:
-                flusher()
-            _synchronize()
-            with _record_function("kbench::timed_call"):
-                out = fn(*input_sets[k % len(input_sets)])
-                _synchronize()
-            del out
-    events = prof.events()
-    windows = [(e.time_range.start, e.time_range.end) for e in events
-               if e.name == "kbench::timed_call" and e.device_type == _DeviceType.CPU]
-    # device activities only: kernels, copies, fills. A profiler range also shows on the device
-    # timeline as a "user annotation" spanning its kernels; counting it would count them twice.
-    # this GPU's only: device tracing records every GPU of the process (another judging thread's)
-    spans = [(e.time_range.start, e.time_range.elapsed_us()) for e in _on_device(events, device)
-             if e.device_type == _DeviceType.CUDA and not _annotation(e)]
-    busy = busy_per_window(windows, spans)
-    if not busy:
-        return None, 0, None
-    return statistics.median(busy) / 1e3, len(busy), statistics.median(union_per_window(windows, spans)) / 1e3
-
-
-def unjoined_suspected(unjoined: int, calls: int) -> bool:
-    """More than ``UNJOINED_SHARE`` of ``calls`` had work outlive them on another stream: a single
-    late gap is host jitter; a candidate that leaves work on another stream does so on (nearly)
-    every call."""
-    return calls > 0 and unjoined > UNJOINED_SHARE * calls
-
-
-def unjoined_confirmed(t: "Timing") -> bool:
-    """The timed run and its re-check both had too many unjoined calls. On the H100 (2026-11-26) one
-    of four judgements of one legitimate single-stream Triton kernel (0.255 ms) counted 152 of 484
-    calls as unjoined, the other three none: a burst of late host wake-ups. A candidate that leaves
-    work running does so in the re-check too; one that leaves it only in the timed run has those
-    calls timed to the device-wide sync (no gain), and one that leaves it only in the re-check gains
-    nothing there (its times are not used)."""
-    return unjoined_suspected(t.unjoined_trials, t.n_trials) and unjoined_suspected(t.unjoined_recheck, t.recheck_calls)
-
-
-def _recheck_unjoined(one, input_sets: list) -> tuple[int, int]:
-    """(unjoined calls, calls) of a re-check: ``RECHECK_CALLS`` more flushed calls of ``one(args)``
-    over the timed sets (at most ``RECHECK_S`` seconds, at least 20 calls); their times are not used."""
-    started, unjoined, calls = _monotonic(), 0, 0
-    while calls < RECHECK_CALLS and (calls < 20 or _monotonic() - started < RECHECK_S):
-        _, late, out = one(input_sets[calls % len(input_sets)])
-        del out
-        unjoined += late
-        calls += 1
-    return unjoined, calls
-
-
 def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
           max_remeasure: int = MAX_REMEASURE) -> Timing:
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
@@ -570,6 +325,120 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     return result
 
 
+class _FlushedCalls:
+    """The end-to-end clock's calls on one device: each flushed, synchronised, issued behind the
+    head start (or the first-call gate) and timed between events on the calling stream, with the
+    device-wide sync after it telling work that outlived the call (module docstring). Holds what
+    the timed run reports of them: host issue times, stream times, late issues, first calls."""
+
+    def __init__(self, fn, device: torch.device, flush_l2: bool, head_start: bool):
+        t0 = _monotonic()
+        self.fn, self.device = fn, device
+        self.flusher = L2Flusher(device) if flush_l2 else None
+        t_flush = _monotonic()
+        self.steps = ladder(device) if head_start else []
+        self.gate = first_call_gate(device) if self.steps else None
+        t_ladder = _monotonic()
+        self.spins = {"every": self.steps[0] if self.steps else None, "first": self.steps[0] if self.steps else None}
+        self.floors = {"every": gap_floor(device, spin=self.spins["every"])}
+        self.floors["first"] = self.floors["every"]
+        self.issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
+        self.stream_times: list[float] = []  # start -> end on the calling stream of every timed call (no host wake-up in it)
+        self.raw = 0.0  # the last call's start -> end on the calling stream
+        self.late = 0
+        self.firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
+        self.traced: list[list] = []  # trace: the timed calls (every run)
+        self.called: set[int] = set()
+        t1 = _monotonic()
+        self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
+                        "setup.head_start": round(t_ladder - t_flush, 4), "setup.floor": round(t1 - t_ladder, 4)}
+
+    def one(self, args, first: bool = False):
+        """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
+        device = self.device
+        if self.flusher is not None:
+            self.flusher()
+        start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
+        _synchronize(device)
+        kind = "first" if first else "every"
+        spin, floor = self.spins[kind], self.floors[kind]
+        t_issue = _perf_counter_ns()
+        if spin is not None:
+            spin(torch.cuda.current_stream(device).cuda_stream)
+        _record(start)
+        out = self.fn(*args)
+        _record(end)
+        issued = (_perf_counter_ns() - t_issue) / 1e3
+        if spin is not None:
+            spin.release()
+        self.issue_us.append(issued)
+        if spin is not None and issued > spin.us:
+            self.late += 1
+        _synchronize(device)
+        _record(end_sync)
+        _synchronize(device)
+        t = _elapsed_time(start, end)
+        gap = _elapsed_time(end, end_sync)
+        self.raw = t
+        if gap > floor.high_ms + max(0.02, 0.1 * t):
+            return _elapsed_time(start, end_sync) - floor.median_ms, 1, out
+        return t, 0, out
+
+    def clock(self, args):
+        """A warm-up call: (ms, output)."""
+        t, _, out = self.one(args)
+        return t, out
+
+    def choose_spins(self) -> None:
+        """After the warm-up: the spin of every call from the settled host issue times, the gate (or
+        a longer step) for first calls on a set, and the idle-gap floors behind each."""
+        if self.steps:
+            self.spins["every"], self.spins["first"] = choose_spins(self.steps, self.issue_us[len(self.issue_us) // 2:])
+            self.spins["first"] = self.gate or self.spins["first"]
+            self.floors["every"] = gap_floor(self.device, spin=self.spins["every"])
+            self.floors["first"] = gap_floor(self.device, trials=20, spin=self.spins["first"])
+        self.late = 0
+
+    def trial(self, input_sets: list, trace: bool, i: int):
+        """One timed call on set ``i``. ``input_sets[i]`` is evaluated before the clock starts: a set
+        drawn on first use (:class:`kbench_lib.isolation.worker.drawing._TimedDraws`) is drawn off
+        the clock; the first call on a set follows its draw, with the host's caches cold, and gets
+        the gate."""
+        args = input_sets[i]
+        first = i not in self.called
+        self.called.add(i)
+        t, gap, out = self.one(args, first)
+        self.stream_times.append(self.raw)
+        spin = self.spins["first" if first else "every"]
+        spin_us = spin.us if spin is not None else 0.0
+        if first:
+            self.firsts.append((self.issue_us[-1], spin_us))
+        if trace and len(self.traced) < TRACE_MAX:
+            self.traced.append([round(t, 5), round(self.issue_us[-1], 1), spin_us, first, gap])
+        return t, gap, out
+
+    def recheck(self, result: Timing, input_sets: list) -> None:
+        """The unjoined re-check (:mod:`.unjoined`) behind freshly measured floors: host wake-ups drift."""
+        timed_late = self.late
+        if self.steps:
+            self.floors["every"] = gap_floor(self.device, spin=self.spins["every"])
+        result.unjoined_recheck, result.recheck_calls = _recheck_unjoined(self.one, input_sets)
+        self.late = timed_late
+
+    def report(self, result: Timing, trace: bool) -> None:
+        """What the timed calls add to ``result``: the stream clock, the first round's issue, the
+        head start used and the late issues."""
+        if self.stream_times:
+            result.stream_ms = statistics.median(self.stream_times)
+        if self.firsts:
+            result.first_round_late = sum(1 for issued, spin in self.firsts if spin and issued > spin)
+            result.first_round_issue_us = round(statistics.median(i for i, _ in self.firsts), 1)
+        if trace:
+            result.trace = self.traced
+        result.head_start_us = self.spins["every"].us if self.spins["every"] is not None else 0.0
+        result.late_issues = self.late
+
+
 def time_cuda(
     fn,
     input_sets: list,
@@ -596,105 +465,27 @@ def time_cuda(
     anew). Warm-up runs on ``warmup_sets`` when
     given, so the first timed call on each input set is the first call that sees its data.
     ``device_clock`` adds the device-busy clock over ``device_calls`` profiled calls afterwards
-    (default: as many as take ``DEVICE_CLOCK_S``, between ``DEVICE_CALLS_MIN`` and ``DEVICE_CALLS_MAX``).
+    (default: :func:`.device_clock.device_clock_calls`).
     ``head_start`` issues each call behind the device-filling spin (module docstring).
     ``on_trials()`` is called once the warm-up is over, before the first timed call.
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
     spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in
     ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py). ``one_thread``: the device
-    clock's profiler session on the process's profiler thread (:func:`device_busy_ms`)."""
-    t0 = _monotonic()
-    device = torch.device("cuda", torch.cuda.current_device())
-    flusher = L2Flusher(device) if flush_l2 else None
-    t_flush = _monotonic()
-    steps = ladder(device) if head_start else []
-    gate = first_call_gate(device) if steps else None
-    t_ladder = _monotonic()
-    spins = {"every": steps[0] if steps else None, "first": steps[0] if steps else None}
-    floors = {"every": gap_floor(device, spin=spins["every"])}
-    floors["first"] = floors["every"]
-    issue_us: list[float] = []  # host time from the spin's launch to the call's return, per call
-    stream_times: list[float] = []  # start -> end on the calling stream of every timed call (no host wake-up in it)
-    raw = [0.0]  # the last call's start -> end on the calling stream
-    late = [0]
-    firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
-    traced: list[list] = []  # trace: the timed calls (every run)
+    clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`)."""
+    calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
-
-    def one(args, first: bool = False):
-        """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
-        if flusher is not None:
-            flusher()
-        start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
-        _synchronize(device)
-        kind = "first" if first else "every"
-        spin, floor = spins[kind], floors[kind]
-        t_issue = _perf_counter_ns()
-        if spin is not None:
-            spin(torch.cuda.current_stream(device).cuda_stream)
-        _record(start)
-        out = fn(*args)
-        _record(end)
-        issued = (_perf_counter_ns() - t_issue) / 1e3
-        if spin is not None:
-            spin.release()
-        issue_us.append(issued)
-        if spin is not None and issued > spin.us:
-            late[0] += 1
-        _synchronize(device)
-        _record(end_sync)
-        _synchronize(device)
-        t = _elapsed_time(start, end)
-        gap = _elapsed_time(end, end_sync)
-        raw[0] = t
-        if gap > floor.high_ms + max(0.02, 0.1 * t):
-            return _elapsed_time(start, end_sync) - floor.median_ms, 1, out
-        return t, 0, out
-
-    def clock(args):
-        t, _, out = one(args)
-        return t, out
-
     gc_was = _gc_isenabled()
     _gc_disable()  # no collection inside a timed call (timeit does the same)
     try:
-        warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=clock)
-        if steps:
-            spins["every"], spins["first"] = choose_spins(steps, issue_us[len(issue_us) // 2:])
-            spins["first"] = gate or spins["first"]
-            floors["every"] = gap_floor(device, spin=spins["every"])
-            floors["first"] = gap_floor(device, trials=20, spin=spins["first"])
-        late[0] = 0
+        warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
+        calls.choose_spins()
         if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
             on_trials()
         t2 = _monotonic()
-        called: set[int] = set()
-
-        def trial(i):
-            # input_sets[i] is evaluated before one() starts its clock: a set drawn on first use
-            # (kbench_lib.isolation.worker.drawing._TimedDraws) is drawn off the clock; the first call on a set
-            # follows its draw, with the host's caches cold, and gets the longer spin
-            args = input_sets[i]
-            first = i not in called
-            called.add(i)
-            t, gap, out = one(args, first)
-            stream_times.append(raw[0])
-            spin = spins["first" if first else "every"]
-            spin_us = spin.us if spin is not None else 0.0
-            if first:
-                firsts.append((issue_us[-1], spin_us))
-            if trace and len(traced) < TRACE_MAX:
-                traced.append([round(t, 5), round(issue_us[-1], 1), spin_us, first, gap])
-            return t, gap, out
-
-        result = _runs(trial, len(input_sets), bool(warmup_sets), after_call, min_trials, max_trials,
-                       budget_s, target_rse)
+        result = _runs(functools.partial(calls.trial, input_sets, trace), len(input_sets), bool(warmup_sets), after_call,
+                       min_trials, max_trials, budget_s, target_rse)
         if unjoined_suspected(result.unjoined_trials, result.n_trials):
-            timed_late = late[0]
-            if steps:  # host wake-ups drift: the floors of the re-check are measured just before it
-                floors["every"] = gap_floor(device, spin=spins["every"])
-            result.unjoined_recheck, result.recheck_calls = _recheck_unjoined(one, input_sets)
-            late[0] = timed_late
+            calls.recheck(result, input_sets)
     finally:
         if gc_was:
             _gc_enable()
@@ -702,20 +493,11 @@ def time_cuda(
     if device_calls is None:
         device_calls = device_clock_calls(result.median_ms)
     if device_clock and device_calls > 0:
-        result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, flusher,
+        result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, calls.flusher,
                                                                                        one_thread)
-    if stream_times:
-        result.stream_ms = statistics.median(stream_times)
-    if firsts:
-        result.first_round_late = sum(1 for issued, spin in firsts if spin and issued > spin)
-        result.first_round_issue_us = round(statistics.median(i for i, _ in firsts), 1)
-    if trace:
-        result.trace = traced
-    result.head_start_us = spins["every"].us if spins["every"] is not None else 0.0
-    result.late_issues = late[0]
+    calls.report(result, trace)
     result.warmup_calls = warmup_calls
-    result.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4), "setup.head_start": round(t_ladder - t_flush, 4),
-                      "setup.floor": round(t1 - t_ladder, 4), "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
+    result.phase_s = {**calls.phase_s, "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}
     return result
 

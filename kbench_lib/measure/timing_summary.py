@@ -1,0 +1,93 @@
+"""What a timed run reports (:class:`Timing`) and the statistics behind it: the median and its
+quantiles, the relative standard error of the median that the stopping rule asks for, and the drift
+check that sends a run whose halves disagree to be measured again (:mod:`kbench_lib.measure.timing`)."""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+
+DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
+DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    p10_ms: float
+    p90_ms: float
+    min_ms: float
+    n_trials: int
+    rse: float  # relative standard error of the median estimate
+    unjoined_trials: int = 0  # trials whose work outlived the call on another stream
+    first_round_ms: float | None = None  # median of the first call on each input set
+    device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
+    device_calls: int = 0  # profiled calls behind device_ms
+    device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)
+    stream_ms: float | None = None  # CUDA: median over the timed calls of start -> end on the calling stream alone (unjoined calls not corrected)
+    remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
+    head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
+    late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
+    unjoined_recheck: int = 0  # CUDA: unjoined calls of the re-check run after a run with too many (unjoined_suspected)
+    recheck_calls: int = 0  # calls of that re-check (0: none was needed)
+    warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
+    first_round_late: int = 0  # CUDA: first-round calls whose host issue outlasted their spin (host time in their time)
+    first_round_issue_us: float | None = None  # CUDA: median host issue time of the first-round calls
+    first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
+    others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
+    others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
+    trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
+    phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _q(s: list[float], p: float) -> float:
+    """The ``p`` quantile of the sorted samples ``s`` (nearest rank)."""
+    return s[min(len(s) - 1, max(0, int(round(p * (len(s) - 1)))))]
+
+
+def _median_rse(s: list[float], med: float, std: float | None) -> float:
+    """Relative standard error of the median of the sorted samples ``s``: ~ 1.2533 * sigma / sqrt(n),
+    sigma estimated robustly from the IQR (from ``std`` below four samples)."""
+    n = len(s)
+    if n >= 4:
+        sigma = (_q(s, 0.75) - _q(s, 0.25)) / 1.349
+    else:
+        sigma = std if std is not None else (statistics.pstdev(s) if n > 1 else 0.0)
+    return (1.2533 * sigma / math.sqrt(n)) / med if med > 0 else 0.0
+
+
+def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Timing:
+    s = sorted(samples_ms)
+    n = len(s)
+    med = statistics.median(s)
+    mean = statistics.fmean(s)
+    std = statistics.pstdev(s) if n > 1 else 0.0
+    rse = _median_rse(s, med, std)
+    first = statistics.median(samples_ms[:n_sets]) if n_sets and n > n_sets else None
+    return Timing(med, mean, std, _q(s, 0.10), _q(s, 0.90), s[0], n, rse, unjoined, first)
+
+
+def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT_FLOOR_MS) -> bool:
+    """Whether the first and second half of a run disagree: the clock, the GPU's state or another
+    process changed while it ran, so its median describes neither half."""
+    n = len(samples_ms)
+    if n < 20:
+        return False
+    a, b = statistics.median(samples_ms[: n // 2]), statistics.median(samples_ms[n // 2:])
+    return abs(a - b) > max(tol * min(a, b), floor_ms)
+
+
+def median_rse(samples_ms: list[float]) -> float:
+    """``summarize(samples_ms).rse`` without the rest: the stopping rule asks for it after every few
+    trials, and ``statistics.pstdev`` (exact rational arithmetic) over a thousand samples took
+    longer than the trial it was deciding about."""
+    s = sorted(samples_ms)
+    return _median_rse(s, statistics.median(s), None)
+
+
+__all__ = ["DRIFT", "DRIFT_FLOOR_MS", "Timing", "drifted", "median_rse", "summarize"]
