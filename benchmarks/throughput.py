@@ -52,6 +52,7 @@ from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.generation.runs import select  # noqa: E402
+from kbench_lib.measure.timing_summary import HOST_SHARE  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
@@ -180,9 +181,6 @@ def level_batch(level: str, keep: list | None = None) -> tuple[list, list]:
 
 
 EAGER_BAND = (0.95, 1.05)  # where the eager control's speedup should be
-
-
-HOST_SHARE = 0.8  # a call whose device was busy for less than this share of its timed time holds host time
 
 
 def _num(x) -> float | None:

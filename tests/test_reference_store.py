@@ -283,3 +283,23 @@ def test_the_roofline_count_is_stored_and_the_bound_worked_out_for_each_device(s
         f.write_text(json.dumps({**json.loads(f.read_text()), "value": {"flops": "many", "bytes": 1}}))
     prepare(problem, "cpu", _opts(timing=False), small=True).sol_ms_on(config, "NVIDIA H100 80GB HBM3")
     assert len(calls) == 4
+
+
+def test_a_host_bound_baseline_is_not_kept(store, monkeypatch):
+    """A baseline whose device was busy for under HOST_SHARE of its timed time holds the host's time
+    of that moment: it is used for the batch that measured it and measured again by the next, never
+    stored; the profile beside it is stored as usual."""
+    host_bound = Timing(median_ms=10.0, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20, rse=0.001,
+                        device_ms=5.0, device_union_ms=5.0)
+    calls = []
+
+    def timed(self, opts, compile_model=False, config=None):
+        calls.append(config)
+        return host_bound
+
+    monkeypatch.setattr(prepared_module.PreparedProblem, "_time_reference", timed)
+    first, _ = _measure(load_problem(RELU), _opts())
+    assert first.baseline(_opts()) == host_bound and any("not kept (host-bound" in n for n in first.notes), first.notes
+    assert _entries(store) == [] and len(_entries(store, "profile")) == 1
+    second, _ = _measure(load_problem(RELU), _opts())
+    assert second.baseline(_opts()) == host_bound and "baseline" not in second.stored and len(calls) == 2
