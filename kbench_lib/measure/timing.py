@@ -39,8 +39,13 @@ collection inside a call is host time the call did not cause.
 Two clocks on CUDA, both recorded: the *end-to-end* time above (what a user's program pays, launch
 overhead and gaps included; speedups use it) and the *device-busy* time: the sum of the durations
 of every kernel, copy and fill the call put on any stream, read from CUPTI through torch.profiler
-over a separate pass of profiled calls (same flush, same rotation). Launch-bound calls show as
-end-to-end well above device-busy.
+over a separate pass of profiled calls (same flush, same rotation; :mod:`.device_clock`). Launch-bound
+calls show as end-to-end well above device-busy (:func:`.timing_summary.host_bound`). Work left on
+another stream is told by the gap behind a device-wide sync (:mod:`.unjoined`).
+
+Here: the calls themselves (:class:`_FlushedCalls`: flush, head start, events, the gap check), the
+warm-up, the timed runs and their stopping rule, and :func:`time_cuda` / :func:`time_cpu`, which put
+them in order.
 
 Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
