@@ -541,3 +541,20 @@ def test_the_candidates_other_processes_and_their_cpu_time_are_counted():
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+
+
+def test_a_host_bound_timing_is_told_and_noted():
+    from kbench_lib.measure.timing_summary import host_bound, host_bound_note
+
+    def t(ms, busy):
+        return timing.Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, p10_ms=ms, p90_ms=ms, min_ms=ms, n_trials=20, rse=0.0,
+                             device_union_ms=busy)
+
+    steady, launch_bound, unknown = t(10.0, 9.5), t(14.0, 9.1), t(10.0, None)
+    assert not host_bound(steady) and host_bound(launch_bound) and not host_bound(unknown)  # no device clock: not told
+    assert host_bound_note(steady.as_dict(), steady.as_dict()) is None
+    note = host_bound_note(launch_bound.as_dict(), t(20.0, 9.2).as_dict())
+    assert note.startswith("host_bound: the candidate's device was busy 9.1 of 14 ms and the baseline's device was busy 9.2 of 20 ms")
+    assert note.endswith("device-busy speedup 1.01x")
+    assert host_bound_note(unknown.as_dict(), launch_bound.as_dict()).count("busy") == 1 and "speedup" not in host_bound_note(
+        unknown.as_dict(), launch_bound.as_dict())

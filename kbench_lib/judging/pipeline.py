@@ -34,6 +34,7 @@ from .prepared import PreparedProblem, prepare
 from ..suite.problems import Problem, ProblemError
 from ..provenance import device_name, environment, resolve_device
 from ..measure.tensors import nbytes
+from ..measure.timing_summary import host_bound_note
 from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
 from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
@@ -357,6 +358,9 @@ def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
     reference_store.mark_stored(v.stage_s, prep, ["baseline"], "baseline")
     v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
     v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
+    note = host_bound_note(v.runtime_stats or {}, v.baseline_stats) if v.runtime_ms else None
+    if note:
+        v.notes.append(note)
     v.baseline_compile_ms = prep.compile_baseline_ms(opts)
     if v.baseline_compile_ms and v.runtime_ms:
         v.speedup_compile = v.baseline_compile_ms / v.runtime_ms

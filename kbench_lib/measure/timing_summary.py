@@ -101,4 +101,21 @@ def host_bound(t: Timing) -> bool:
     return t.device_union_ms is not None and t.median_ms > 0 and t.device_union_ms < HOST_SHARE * t.median_ms
 
 
-__all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "host_bound", "drifted", "median_rse", "summarize"]
+def host_bound_note(timed: dict, baseline: dict) -> str | None:
+    """A verdict's note where the candidate's or the baseline's timed run (``Timing.as_dict()``) was
+    host-bound: its speedup then says how fast the host issued the work when each was timed, and
+    the device-busy times beside it are the steadier comparison. None otherwise."""
+    sides = []
+    for name, d in (("candidate", timed), ("baseline", baseline)):
+        busy, ms = (d or {}).get("device_union_ms"), (d or {}).get("median_ms")
+        if busy is not None and ms and busy < HOST_SHARE * ms:
+            sides.append(f"the {name}'s device was busy {busy:.4g} of {ms:.4g} ms")
+    if not sides:
+        return None
+    t, b = (timed or {}).get("device_union_ms"), (baseline or {}).get("device_union_ms")
+    device = f"; device-busy speedup {b / t:.3g}x" if t and b else ""
+    return (f"host_bound: {' and '.join(sides)}: the end-to-end times hold the host's time to issue the work, "
+            f"which follows the host's speed at the moment each was timed{device}")
+
+
+__all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "host_bound", "host_bound_note", "drifted", "median_rse", "summarize"]
