@@ -154,9 +154,8 @@ class _HeldAtFirstVerdict(list):
     The first judge meanwhile finishes what it was sent (two jobs); the rest of its share waits,
     half of it for the second judge."""
 
-    def __init__(self, node_id: str, limit_s: float = None):
+    def __init__(self, node_id: str, limit_s: float = HOLD_S):
         super().__init__()
-        limit_s = HOLD_S if limit_s is None else limit_s
         self.node_id, self.limit_s, self.held = node_id, limit_s, False
 
     def append(self, e) -> None:

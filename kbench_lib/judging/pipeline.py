@@ -358,7 +358,7 @@ def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
     reference_store.mark_stored(v.stage_s, prep, ["baseline"], "baseline")
     v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
     v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
-    note = host_bound_note(v.runtime_stats or {}, v.baseline_stats) if v.runtime_ms else None
+    note = host_bound_note(v.runtime_stats, v.baseline_stats)
     if note:
         v.notes.append(note)
     v.baseline_compile_ms = prep.compile_baseline_ms(opts)

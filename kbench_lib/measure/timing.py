@@ -360,7 +360,7 @@ class _FlushedCalls:
 
     def one(self, args, first: bool = False):
         """(ms, 1 if work outlived the call on another stream else 0, output) of one flushed call."""
-        device = self.device
+        device, fn = self.device, self.fn  # bound before the window: nothing but the call inside it
         if self.flusher is not None:
             self.flusher()
         start, end, end_sync = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
@@ -371,7 +371,7 @@ class _FlushedCalls:
         if spin is not None:
             spin(torch.cuda.current_stream(device).cuda_stream)
         _record(start)
-        out = self.fn(*args)
+        out = fn(*args)
         _record(end)
         issued = (_perf_counter_ns() - t_issue) / 1e3
         if spin is not None:

@@ -98,17 +98,21 @@ def host_bound(t: Timing) -> bool:
     fast the host ran at the moment it was timed. On an H200 alone (2026-11-28) the end-to-end time of
     one LSTMP call moved between 11 and 20 ms from one second to the next in one process while its
     device-busy time stayed at 9.1-9.2 ms. False where no device clock was read."""
-    return t.device_union_ms is not None and t.median_ms > 0 and t.device_union_ms < HOST_SHARE * t.median_ms
+    return _host_bound(t.median_ms, t.device_union_ms)
 
 
-def host_bound_note(timed: dict, baseline: dict) -> str | None:
+def _host_bound(median_ms: float | None, busy_ms: float | None) -> bool:
+    return busy_ms is not None and bool(median_ms) and busy_ms < HOST_SHARE * median_ms
+
+
+def host_bound_note(timed: dict | None, baseline: dict | None) -> str | None:
     """A verdict's note where the candidate's or the baseline's timed run (``Timing.as_dict()``) was
     host-bound: its speedup then says how fast the host issued the work when each was timed, and
     the device-busy times beside it are the steadier comparison. None otherwise."""
     sides = []
     for name, d in (("candidate", timed), ("baseline", baseline)):
         busy, ms = (d or {}).get("device_union_ms"), (d or {}).get("median_ms")
-        if busy is not None and ms and busy < HOST_SHARE * ms:
+        if _host_bound(ms, busy):
             sides.append(f"the {name}'s device was busy {busy:.4g} of {ms:.4g} ms")
     if not sides:
         return None
