@@ -53,6 +53,7 @@ from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.generation.runs import select  # noqa: E402
 from kbench_lib.measure.timing_summary import HOST_SHARE  # noqa: E402
+from kbench_lib.measure.host_speed import speed_ratio  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
@@ -204,10 +205,31 @@ def control_cause(r) -> str:
     host_bound = dev < HOST_SHARE * run or base_dev < HOST_SHARE * base
     if host_bound and EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
         return (f"host-bound: the device was busy {dev:.3g} of {run:.3g} ms (candidate) and {base_dev:.3g} of {base:.3g} ms "
-                f"(baseline); the device-busy clocks agree ({device_ratio:.3f}x): host time differed between the two timings")
+                f"(baseline); the device-busy clocks agree ({device_ratio:.3f}x): host time differed between the two timings"
+                f"{_host_speeds(r)}")
     if not EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
         return f"device time differs: {base_dev:.3g} ms against {dev:.3g} ms of device-busy time ({device_ratio:.3f}x)"
     return f"unexplained: device-bound ({dev:.3g} of {run:.3g} ms busy) and the device-busy clocks agree ({device_ratio:.3f}x)"
+
+
+def host_speed_agrees(r) -> bool | None:
+    """Whether the host-speed probes (:mod:`kbench_lib.measure.host_speed`) explain the control's
+    gap on one problem: the host ran more than :data:`EAGER_BAND` apart between the two timings,
+    in the direction of the gap (a slower host while the baseline was timed, a speedup above 1).
+    None without both probes or inside the band."""
+    ratio = speed_ratio(_num(r.get("host_probe_ms")), _num(r.get("baseline_host_probe_ms")))
+    sp = _num(r.get("speedup_eager"))
+    if ratio is None or sp is None or EAGER_BAND[0] <= sp <= EAGER_BAND[1]:
+        return None
+    return (ratio > EAGER_BAND[1] and sp > 1) or (ratio < EAGER_BAND[0] and sp < 1)
+
+
+def _host_speeds(r) -> str:
+    c, b = _num(r.get("host_probe_ms")), _num(r.get("baseline_host_probe_ms"))
+    if not (c and b):
+        return ""
+    return (f"; the host-speed probe took {c:.3g} ms while the candidate was timed and {b:.3g} ms while the baseline was "
+            f"({b / c:.3g}x){'' if host_speed_agrees(r) else ', which does not explain the gap'}")
 
 
 def eager_speedups(df) -> dict | None:
@@ -226,9 +248,12 @@ def eager_speedups(df) -> dict | None:
     dev = [_num(r.get("baseline_eager_device_ms")) / _num(r.get("device_ms")) for _, r in d.iterrows()
            if _num(r.get("device_ms")) and _num(r.get("baseline_eager_device_ms"))]
     dev_inside = [EAGER_BAND[0] <= x <= EAGER_BAND[1] for x in dev]
+    agrees = [host_speed_agrees(r) for _, r in d[~inside].iterrows()]
     return {"timed": int(len(d)), "median": round(float(sp.median()), 4), "p10": round(float(sp.quantile(0.1)), 4),
             "p90": round(float(sp.quantile(0.9)), 4), "share_within_band": round(float(inside.mean()), 4),
             "band": list(EAGER_BAND), "outside": outside,
+            # outside the band with both host-speed probes: how many the probes explain (host_speed_agrees)
+            "host_speed": {"probed": sum(a is not None for a in agrees), "explained": sum(a is True for a in agrees)},
             # the same control read on the device-busy clock (kernel time, no host time in it)
             "device_clock": {"timed": len(dev), "median": round(statistics.median(dev), 4) if dev else None,
                              "share_within_band": round(sum(dev_inside) / len(dev), 4) if dev else None},

@@ -125,6 +125,10 @@ SCHEMA = pa.schema(
         ("protocol", pa.string()),  # the protocol that decided ``correct``
         ("cause", pa.string()),  # why a rejection happened: shape_specialisation, reduced_precision, else the failure
         ("configs", CONFIGS),  # every configuration's result, whatever the protocol
+        # the host's speed while each side was timed (kbench_lib.measure.host_speed: median ms of a fixed
+        # pure-Python probe between timed calls; CUDA only, null in older records): host-bound times follow it
+        ("host_probe_ms", pa.float64()),
+        ("baseline_host_probe_ms", pa.float64()),
     ]
 )
 
@@ -234,6 +238,8 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "protocol": v.get("protocol"),
         "cause": v.get("cause"),
         "configs": _configs_column(v.get("configs")),
+        "host_probe_ms": stats.get("host_probe_ms"),
+        "baseline_host_probe_ms": (v.get("baseline_stats") or {}).get("host_probe_ms"),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

@@ -11,9 +11,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import throughput  # noqa: E402
 
 
-def _row(problem, run, base, dev, base_dev):
+def _row(problem, run, base, dev, base_dev, probe=None, base_probe=None):
     return {"model": "eager", "problem": problem, "speedup_eager": base / run, "runtime_ms": run, "baseline_eager_ms": base,
-            "device_ms": dev, "baseline_eager_device_ms": base_dev, "failure": None, "flags": []}
+            "device_ms": dev, "baseline_eager_device_ms": base_dev, "failure": None, "flags": [],
+            "host_probe_ms": probe, "baseline_host_probe_ms": base_probe}
 
 
 def test_outside_the_band_each_problem_gets_its_cause():
@@ -33,3 +34,22 @@ def test_outside_the_band_each_problem_gets_its_cause():
     assert causes["none"].startswith("unexplained: no device-busy clock")
     # the device-busy clock's own control: a, lstm (1.011x), conv within; gemm (1.2x) outside; none has no clock
     assert got["device_clock"]["timed"] == 4 and got["device_clock"]["share_within_band"] == 0.75
+
+
+def test_the_host_speed_probes_explain_a_host_bound_gap_only_in_its_direction():
+    df = pd.DataFrame([
+        _row("slow_baseline_host", 14.2, 20.2, 9.1, 9.2, 1.5, 2.9),  # baseline's host 1.9x slower, speedup 1.42x: explained
+        _row("slow_candidate_host", 20.2, 14.2, 9.1, 9.2, 2.9, 1.5),  # the other way round: explained
+        _row("same_host", 14.2, 20.2, 9.1, 9.2, 1.5, 1.52),  # the host ran at one speed: not explained
+        _row("wrong_way", 14.2, 20.2, 9.1, 9.2, 2.9, 1.5),  # faster host for the baseline, yet a speedup: not explained
+        _row("unprobed", 14.2, 20.2, 9.1, 9.2),
+        _row("inside", 1.0, 1.0, 0.98, 0.98, 1.5, 3.0),  # inside the band: not counted, whatever the probes say
+    ])
+    got = throughput.eager_speedups(df)
+    assert got["host_speed"] == {"probed": 4, "explained": 2}
+    causes = {o["problem"]: o["cause"] for o in got["outside"]}
+    assert "(1.93x)" in causes["slow_baseline_host"] and "does not explain" not in causes["slow_baseline_host"]
+    assert "does not explain" not in causes["slow_candidate_host"]
+    assert causes["same_host"].endswith("which does not explain the gap")
+    assert causes["wrong_way"].endswith("which does not explain the gap")
+    assert "probe" not in causes["unprobed"]

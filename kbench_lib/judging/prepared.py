@@ -452,28 +452,45 @@ class _ModelsBuilt:
     its parameters on the CPU and copying them to the device: a level-2 GEMM problem (a 2304 x
     32000 projection) built its model anew for each of its cases and took 2-10 s to prepare on
     two H100s (2026-11-27). A case's inputs are drawn from a fresh namespace of the problem, as
-    the candidate's worker draws them."""
+    the candidate's worker draws them.
 
-    def __init__(self, problem: Problem, device: str, precision: str, specs: list):
+    ``keep``, (configuration name, init seed), names the model handed on once the cases are done
+    (:meth:`kept`): the timed configuration's, which the eager baseline and the re-check of every
+    candidate's timed sets run, and which was otherwise built a second time (a level-3 problem's
+    model, tens of millions of parameters initialised on the CPU: 0.1-0.4 s a build)."""
+
+    def __init__(self, problem: Problem, device: str, precision: str, specs: list, keep: tuple[str, int] | None = None):
         self.problem, self.device, self.precision = problem, device, precision
         self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
         self._built: dict[tuple[str, int], tuple] = {}
+        self._keep = keep
 
     def get(self, config, init_seed: int) -> tuple:
         """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
-        that seed; a model is let go with its last case."""
+        that seed; a model is let go with its last case (but the one to keep)."""
         key = (config.name, init_seed)
         self._uses[key] -= 1
-        last = self._uses[key] <= 0
+        drop = self._uses[key] <= 0 and key != self._keep
         if key not in self._built:
             model, init_inputs = build_model(self.problem, config, init_seed, self.device, self.precision)
-            if not last:
+            if not drop:
                 self._built[key] = (model, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
             return model, init_inputs
-        model, init_inputs, pristine = self._built.pop(key) if last else self._built[key]
+        model, init_inputs, pristine = self._built.pop(key) if drop else self._built[key]
         with torch.no_grad():
             model.load_state_dict(pristine)
         return model, init_inputs
+
+    def kept(self):
+        """The model named ``keep`` as built (its parameters and buffers restored), its pristine copy
+        let go; None where no case used it."""
+        entry = self._built.pop(self._keep, None) if self._keep is not None else None
+        if entry is None:
+            return None
+        model, _, pristine = entry
+        with torch.no_grad():
+            model.load_state_dict(pristine)
+        return model
 
 
 class PreparationCancelled(Exception):
@@ -493,7 +510,9 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     on_device = device.startswith("cuda")
     cases: list[Case] = []
     try:
-        models = _ModelsBuilt(problem, device, opts.precision, specs)
+        first_timed = next((s for s in specs if s.timed), None)
+        models = _ModelsBuilt(problem, device, opts.precision, specs,
+                              keep=(first_timed.config.name, first_timed.init_seed) if first_timed else None)
         for s in specs:
             if cancel is not None and cancel():
                 raise PreparationCancelled(problem.key)
@@ -511,6 +530,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
         raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device,
                         use_store=reference_store.enabled(getattr(opts, "reference_store", None), device))
+    p._model = models.kept()  # the timed configuration's model, as reference_model() would build it again
     p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
     p.notes.extend(dropped)
     if opts.guards:

@@ -78,6 +78,7 @@ from .device_clock import (  # noqa: F401 - the device clock's names, read here 
     DEVICE_CALLS_FLOOR, DEVICE_CALLS_MAX, DEVICE_CALLS_MIN, DEVICE_CLOCK_MAX_S, DEVICE_CLOCK_S, busy_per_window, device_busy_ms,
     device_clock_calls, union_per_window)
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
+from .host_speed import HostProbes
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
 from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
@@ -354,6 +355,7 @@ class _FlushedCalls:
         self.firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
         self.traced: list[list] = []  # trace: the timed calls (every run)
         self.called: set[int] = set()
+        self.probes = HostProbes()  # the host's speed over the timed calls (host_speed), between them
         t1 = _monotonic()
         self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
                         "setup.head_start": round(t_ladder - t_flush, 4), "setup.floor": round(t1 - t_ladder, 4)}
@@ -420,6 +422,7 @@ class _FlushedCalls:
             self.firsts.append((self.issue_us[-1], spin_us))
         if trace and len(self.traced) < TRACE_MAX:
             self.traced.append([round(t, 5), round(self.issue_us[-1], 1), spin_us, first, gap])
+        self.probes.maybe()  # after the call's window and its sync: none of it is on the clock
         return t, gap, out
 
     def recheck(self, result: Timing, input_sets: list) -> None:
@@ -442,6 +445,7 @@ class _FlushedCalls:
             result.trace = self.traced
         result.head_start_us = self.spins["every"].us if self.spins["every"] is not None else 0.0
         result.late_issues = self.late
+        result.host_probe_ms, result.host_probes = self.probes.median_ms(), len(self.probes.samples)
 
 
 def time_cuda(

@@ -39,6 +39,8 @@ class Timing:
     first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
     others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
     others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
+    host_probe_ms: float | None = None  # CUDA: median time of the host-speed probe between timed calls (host_speed)
+    host_probes: int = 0  # CUDA: probes behind host_probe_ms
     trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
@@ -119,7 +121,15 @@ def host_bound_note(timed: dict | None, baseline: dict | None) -> str | None:
     t, b = (timed or {}).get("device_union_ms"), (baseline or {}).get("device_union_ms")
     device = f"; device-busy speedup {b / t:.3g}x" if t and b else ""
     return (f"host_bound: {' and '.join(sides)}: the end-to-end times hold the host's time to issue the work, "
-            f"which follows the host's speed at the moment each was timed{device}")
+            f"which follows the host's speed at the moment each was timed{device}{_host_speeds(timed, baseline)}")
+
+
+def _host_speeds(timed: dict | None, baseline: dict | None) -> str:
+    """The host-speed probes of both timings (:mod:`.host_speed`), for the note; empty without both."""
+    c, b = (timed or {}).get("host_probe_ms"), (baseline or {}).get("host_probe_ms")
+    if not (isinstance(c, (int, float)) and isinstance(b, (int, float)) and c > 0 and b > 0):
+        return ""
+    return f"; host-speed probe {c:.3g} ms while the candidate was timed, {b:.3g} ms while the baseline was ({b / c:.3g}x)"
 
 
 __all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "host_bound", "host_bound_note", "drifted", "median_rse", "summarize"]

@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from ...measure import compare, device_arena, device_clock, profiling, tensorfile, timing, timing_summary, unjoined  # bound before any candidate code runs
+from ...measure import compare, device_arena, device_clock, host_speed, profiling, tensorfile, timing, timing_summary, unjoined  # bound before any candidate code runs
 from . import checks, drawing, probes, report, results, start, timed
 from .probes import _child_processes, _threads
 from .report import Channel
@@ -47,7 +47,7 @@ def _harness_objects() -> dict:
     (THREATS #14): the worker's own modules', the timing, profiling and compare (input
     fingerprints) modules', and the torch entry points they call."""
     objs = {}
-    for mod in {*_stage_modules(), timing, device_clock, unjoined, timing_summary, profiling, compare, tensorfile, device_arena}:
+    for mod in {*_stage_modules(), timing, device_clock, host_speed, unjoined, timing_summary, profiling, compare, tensorfile, device_arena}:
         for name, obj in vars(mod).items():
             if callable(obj) or name.startswith("_") or name.isupper():  # constants too: UNJOINED_SHARE, DRIFT, ...
                 objs[f"{mod.__name__}.{name}"] = obj

@@ -1,0 +1,71 @@
+"""The host's speed while a run is timed: a fixed piece of pure Python work, timed between trials.
+
+A host-bound call (:func:`kbench_lib.measure.timing_summary.host_bound`) spends its end-to-end
+time issuing work from the CPU, so its time follows how fast the host runs at that moment. On the
+H200 virtual machines kbench is measured on, that speed is not steady: a pure-Python loop of 200,000
+additions took 7.3 ms in some seconds and 15.8 ms in others, in one process with nothing else
+running, pinned to one core or not; the host issue time of a level-3 LSTMP call moved with it
+(11.7 against 16.8 ms), while its device-busy time stayed at 9.1 ms (2026-11-28). Two timings of
+the same work taken in different host states differ by that much, and no clock on the GPU can
+tell why.
+
+:class:`HostProbes` times :func:`probe_ms` (a loop of :data:`PROBE_LOOPS` additions, about 1 ms)
+after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds; the
+median of those samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
+probes come from the same code, so the ratio of the two says whether they were timed at the same
+host speed. A diagnostic only: a verdict's trust never depends on it.
+
+The functions this module calls are bound at import (the worker imports it before any candidate
+code runs and checks the bindings afterwards: :mod:`kbench_lib.isolation.worker.tamper`)."""
+from __future__ import annotations
+
+import statistics
+import time
+
+_perf_counter_ns = time.perf_counter_ns
+_monotonic = time.monotonic
+_median = statistics.median
+
+PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
+PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
+
+
+def probe_ms(loops: int = PROBE_LOOPS) -> float:
+    """Milliseconds the host takes for ``loops`` additions in the interpreter (no allocation
+    beyond small integers, no I/O, no GPU): its speed at this moment."""
+    t0 = _perf_counter_ns()
+    s = 0
+    for i in range(loops):
+        s += i
+    return (_perf_counter_ns() - t0) / 1e6
+
+
+class HostProbes:
+    """Samples of :func:`probe_ms` taken over a timed run, at most one per ``every_s`` seconds."""
+
+    def __init__(self, every_s: float = PROBE_EVERY_S, loops: int = PROBE_LOOPS):
+        self.every_s, self.loops = every_s, loops
+        self.samples: list[float] = []
+        self._last: float | None = None
+
+    def maybe(self) -> None:
+        """A probe now if ``every_s`` have passed since the last one (or none was taken)."""
+        now = _monotonic()
+        if self._last is None or now - self._last >= self.every_s:
+            self.samples.append(probe_ms(self.loops))
+            self._last = _monotonic()
+
+    def median_ms(self) -> float | None:
+        return round(_median(self.samples), 4) if self.samples else None
+
+
+def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | None) -> float | None:
+    """How much slower the host ran while the baseline was timed than while the candidate was
+    (``baseline / candidate`` probe time: above 1, the baseline's host was slower, which favours
+    a host-bound candidate's speedup). None where either side has no probe."""
+    if not candidate_probe_ms or not baseline_probe_ms:
+        return None
+    return baseline_probe_ms / candidate_probe_ms
+
+
+__all__ = ["PROBE_EVERY_S", "PROBE_LOOPS", "HostProbes", "probe_ms", "speed_ratio"]

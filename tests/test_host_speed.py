@@ -1,0 +1,56 @@
+"""The host-speed probe (kbench_lib.measure.host_speed): sampled between timed calls at most once
+per interval, reported beside a timing, in a host-bound verdict's note and in the records."""
+import math
+
+from kbench_lib.judging.timed import _timing_stats
+from kbench_lib.measure import host_speed, timing
+from kbench_lib.measure.timing_summary import host_bound_note
+from kbench_lib.records import SCHEMA, row_from_verdict
+
+
+def test_the_probe_times_its_loop():
+    assert host_speed.probe_ms(0) < host_speed.probe_ms(400_000)  # 400k additions against none: no race
+    assert math.isfinite(host_speed.probe_ms()) and host_speed.probe_ms() > 0
+
+
+def test_probes_are_taken_at_most_once_per_interval():
+    rare = host_speed.HostProbes(every_s=3600.0, loops=10)
+    for _ in range(50):
+        rare.maybe()
+    assert len(rare.samples) == 1  # the first call always probes
+    every = host_speed.HostProbes(every_s=0.0, loops=10)
+    for _ in range(7):
+        every.maybe()
+    assert len(every.samples) == 7 and every.median_ms() is not None
+    assert host_speed.HostProbes().median_ms() is None  # no call, no figure
+
+
+def test_speed_ratio_is_the_baseline_over_the_candidate():
+    assert host_speed.speed_ratio(1.5, 3.0) == 2.0
+    assert host_speed.speed_ratio(None, 3.0) is None and host_speed.speed_ratio(1.5, 0.0) is None
+
+
+def _t(ms, busy, probe):
+    return timing.Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, p10_ms=ms, p90_ms=ms, min_ms=ms, n_trials=20, rse=0.0,
+                         device_union_ms=busy, host_probe_ms=probe, host_probes=10 if probe else 0)
+
+
+def test_a_host_bound_note_gives_both_sides_host_speed():
+    note = host_bound_note(_t(14.0, 9.1, 1.5).as_dict(), _t(20.0, 9.2, 2.9).as_dict())
+    assert note.endswith("host-speed probe 1.5 ms while the candidate was timed, 2.9 ms while the baseline was (1.93x)")
+    assert "probe" not in host_bound_note(_t(14.0, 9.1, None).as_dict(), _t(20.0, 9.2, 2.9).as_dict())
+
+
+def test_a_malformed_probe_in_the_workers_report_is_refused():
+    good = _t(14.0, 9.1, 1.5).as_dict()
+    assert _timing_stats(good) is good
+    assert "host_probe_ms" in _timing_stats({**good, "host_probe_ms": "fast"})
+    assert "host_probes" in _timing_stats({**good, "host_probes": 2.5})
+
+
+def test_the_records_keep_both_sides_probes():
+    assert {"host_probe_ms", "baseline_host_probe_ms"} <= set(SCHEMA.names)
+    v = {"problem": "p", "level": 3, "correct": True, "runtime_stats": _t(14.0, 9.1, 1.5).as_dict(),
+         "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
+    row = row_from_verdict(v, run_id="r", model="eager")
+    assert row["host_probe_ms"] == 1.5 and row["baseline_host_probe_ms"] == 2.9
