@@ -54,3 +54,51 @@ def test_the_records_keep_both_sides_probes():
          "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
     row = row_from_verdict(v, run_id="r", model="eager")
     assert row["host_probe_ms"] == 1.5 and row["baseline_host_probe_ms"] == 2.9
+
+
+def test_the_fastest_probe_is_this_process_s_own_or_the_one_given(monkeypatch):
+    monkeypatch.setattr(host_speed, "_FASTEST", [])
+    assert host_speed.fastest() is None and host_speed.fastest(2.0) == 2.0
+    ms = host_speed.sample()
+    assert host_speed.fastest() == ms and host_speed.fastest(ms / 2) == ms / 2 and host_speed.fastest(ms * 2) == ms
+    host_speed.HostProbes(every_s=0.0, loops=10).maybe()  # another size of probe is not a speed of the host
+    assert host_speed.fastest() == ms
+
+
+def test_a_run_is_on_a_slow_host_over_the_threshold():
+    assert host_speed.slow(1.26, 1.0) and not host_speed.slow(1.24, 1.0)
+    assert not host_speed.slow(None, 1.0) and not host_speed.slow(3.0, None)
+
+
+def _fake_runs(times_per_run, slow_runs, max_remeasure=2):
+    """timing._runs over canned per-call times; ``slow_runs``: which runs slow_host calls slow."""
+    runs = iter(times_per_run)
+    state = {"run": -1, "times": None}
+
+    def start_run():
+        state["run"] += 1
+        state["times"] = iter(next(runs))
+
+    def trial(set_index):
+        return next(state["times"]), 0, None
+
+    asked = []
+
+    def slow_host(samples):
+        asked.append(state["run"])
+        return state["run"] in slow_runs
+
+    r = timing._runs(trial, 1, False, None, 20, 20, 60.0, 0.0, max_remeasure, start_run=start_run, slow_host=slow_host)
+    return r, asked
+
+
+def test_a_host_bound_run_on_a_slow_host_is_measured_again_within_the_remeasure_bound():
+    steady, slower = [1.0] * 20, [1.5] * 20
+    r, asked = _fake_runs([slower, steady, steady], slow_runs={0})
+    assert (r.remeasured, r.host_remeasured, r.median_ms) == (1, 1, 1.0) and asked == [0, 1]
+    r, _ = _fake_runs([slower] * 3, slow_runs={0, 1, 2})  # slow every time: the third run is kept, as for drift
+    assert (r.remeasured, r.host_remeasured, r.median_ms) == (2, 2, 1.5)
+    r, asked = _fake_runs([[1.0] * 10 + [2.0] * 10, steady, steady], slow_runs=set())  # a drifting run is no host matter
+    assert (r.remeasured, r.host_remeasured) == (1, 0) and asked == [1]
+    r, _ = _fake_runs([slower, steady], slow_runs={0}, max_remeasure=0)
+    assert (r.remeasured, r.host_remeasured, r.median_ms) == (0, 0, 1.5)
