@@ -27,7 +27,7 @@ import torch
 from .. import protocols
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
-from ..measure import device_arena, host_speed
+from ..measure import device_arena
 from ..build_claim import BuildClaim
 from ..candidates import Candidate
 from .prepared import PreparedProblem, prepare
@@ -84,8 +84,6 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
     data and no expected value travels: the worker draws the inputs itself."""
     (workdir / "candidate.py").write_text(candidate.source)
     poison = max((nbytes(c.expected) for c in prep.cases), default=0) * 2 + (64 << 20) if opts.guards else 0
-    if prep.device.startswith("cuda") and opts.timing:
-        host_speed.sample()  # one probe of the host's speed now (about 1 ms): the job's host_fast_ms follows the host
     job = {
         "device": build.worker_device(prep.device),
         "precision": opts.precision,
@@ -105,9 +103,6 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
             "budget_s": opts.timing_budget_s,
             "target_rse": opts.target_rse,
             "trace": opts.timing_trace,
-            # the fastest host-speed probe this judge has seen: the worker re-measures a host-bound
-            # run timed on a slower host against it, as the judge does the eager baseline (host_speed)
-            "host_fast_ms": host_speed.fastest(),
         },
     }
     (workdir / "job.json").write_text(json.dumps(job))

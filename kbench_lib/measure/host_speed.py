@@ -28,9 +28,6 @@ _median = statistics.median
 
 PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
-SLOW_HOST = 1.25  # a run whose probes' median is over this many times the fastest probe known was timed on a slow host
-
-_FASTEST: list[float] = []  # the fastest probe this process has taken (one entry, or none yet)
 
 
 def probe_ms(loops: int = PROBE_LOOPS) -> float:
@@ -55,35 +52,11 @@ class HostProbes:
         """A probe now if ``every_s`` have passed since the last one (or none was taken)."""
         now = _monotonic()
         if self._last is None or now - self._last >= self.every_s:
-            ms = probe_ms(self.loops)
-            self.samples.append(ms)
-            if self.loops == PROBE_LOOPS and (not _FASTEST or ms < _FASTEST[0]):
-                _FASTEST[:] = [ms]
+            self.samples.append(probe_ms(self.loops))
             self._last = _monotonic()
 
     def median_ms(self) -> float | None:
         return round(_median(self.samples), 4) if self.samples else None
-
-
-def sample() -> float:
-    """One probe now, kept as this process's fastest where it is (the judge takes one per job it
-    writes, so the figure it hands its workers follows the host from the first judgement on)."""
-    probes = HostProbes(every_s=0.0)
-    probes.maybe()
-    return probes.samples[0]
-
-
-def fastest(given: float | None = None) -> float | None:
-    """The fastest probe known: this process's own, or ``given`` (the judge's, passed to a worker
-    in its job) where that is faster. The host's full speed, as far as anyone here has seen it."""
-    known = [x for x in (*_FASTEST, given) if isinstance(x, (int, float)) and x > 0]
-    return min(known) if known else None
-
-
-def slow(run_probe_ms: float | None, fastest_ms: float | None) -> bool:
-    """Whether a run whose probes' median is ``run_probe_ms`` was timed on a slow host: over
-    :data:`SLOW_HOST` times the fastest probe known (False where either is unknown)."""
-    return bool(run_probe_ms and fastest_ms) and run_probe_ms > SLOW_HOST * fastest_ms
 
 
 def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | None) -> float | None:
@@ -95,4 +68,4 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
     return baseline_probe_ms / candidate_probe_ms
 
 
-__all__ = ["PROBE_EVERY_S", "PROBE_LOOPS", "SLOW_HOST", "HostProbes", "fastest", "probe_ms", "sample", "slow", "speed_ratio"]
+__all__ = ["PROBE_EVERY_S", "PROBE_LOOPS", "HostProbes", "probe_ms", "speed_ratio"]

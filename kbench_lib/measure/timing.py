@@ -79,11 +79,9 @@ from .device_clock import (  # noqa: F401 - the device clock's names, read here 
     device_clock_calls, union_per_window)
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .host_speed import HostProbes
-from .host_speed import fastest as _host_fastest
-from .host_speed import slow as _host_slow
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
-from .timing_summary import DRIFT, DRIFT_FLOOR_MS, HOST_SHARE, Timing, _q, drifted, median_rse, summarize  # noqa: F401
+from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
     unjoined_suspected)
@@ -292,11 +290,9 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clo
 
 
 def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
-          max_remeasure: int = MAX_REMEASURE, start_run=None, slow_host=None) -> Timing:
-    """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one neither drifts nor,
-    where ``slow_host(samples)`` is given, was host-bound and timed on a slow host (at most
-    ``max_remeasure`` re-measurements for both reasons together; ``start_run()`` is called before
-    each run). The first round (first calls on unseen data, when warm-up
+          max_remeasure: int = MAX_REMEASURE) -> Timing:
+    """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
+    ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
     discarded it would hide exactly what the memoisation check looks for.
 
@@ -304,15 +300,13 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     in a run measured anew, so a caller that samples outputs for re-checking samples the run whose
     times are reported: sampling the first run only let a candidate drift on purpose in an honest
     first run and skip its work in the re-measured one."""
-    remeasured = host_remeasured = 0
+    remeasured = 0
     first = first_rest = None
     # every timed set is called in every run: the re-check expects a sample of each
     min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
     # past the budget, at least TRIALS_FLOOR calls and every set called twice (its first call and a repeat)
     floor_trials = min(min_trials, max(TRIALS_FLOOR, 2 * n_sets))
     while True:
-        if start_run is not None:
-            start_run()
         samples: list[float] = []
         unjoined = 0
         started = _monotonic()
@@ -329,16 +323,11 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
         if remeasured == 0 and first_round:
             first = summarize(samples, 0, n_sets).first_round_ms
             first_rest = statistics.median(samples[n_sets:]) if len(samples) > n_sets else None
-        if remeasured >= max_remeasure:
+        if remeasured >= max_remeasure or not drifted(samples[n_sets:] if first_round else samples):
             break
-        if not drifted(samples[n_sets:] if first_round else samples):
-            if slow_host is None or not slow_host(samples):
-                break
-            host_remeasured += 1
         remeasured += 1
     result = summarize(samples, unjoined)
     result.first_round_ms, result.first_run_ms, result.remeasured = first, first_rest, remeasured
-    result.host_remeasured = host_remeasured
     return result
 
 
@@ -348,7 +337,7 @@ class _FlushedCalls:
     device-wide sync after it telling work that outlived the call (module docstring). Holds what
     the timed run reports of them: host issue times, stream times, late issues, first calls."""
 
-    def __init__(self, fn, device: torch.device, flush_l2: bool, head_start: bool, host_fast_ms: float | None = None):
+    def __init__(self, fn, device: torch.device, flush_l2: bool, head_start: bool):
         t0 = _monotonic()
         self.fn, self.device = fn, device
         self.flusher = L2Flusher(device) if flush_l2 else None
@@ -366,10 +355,7 @@ class _FlushedCalls:
         self.firsts: list[tuple[float, float]] = []  # (host issue us, spin us) of each first call on a set
         self.traced: list[list] = []  # trace: the timed calls (every run)
         self.called: set[int] = set()
-        self.probes = HostProbes()  # the host's speed over the current run's timed calls (host_speed), between them
-        self.run_issue_us: list[float] = []  # host issue time of the current run's timed calls
-        self.run_late = 0  # ... and how many of them the host issued for longer than their head start hid
-        self.host_fast_ms = host_fast_ms  # the fastest probe the caller knows of (the judge's, in a worker)
+        self.probes = HostProbes()  # the host's speed over the timed calls (host_speed), between them
         t1 = _monotonic()
         self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
                         "setup.head_start": round(t_ladder - t_flush, 4), "setup.floor": round(t1 - t_ladder, 4)}
@@ -431,8 +417,6 @@ class _FlushedCalls:
         t, gap, out = self.one(args, first)
         self.stream_times.append(self.raw)
         spin = self.spins["first" if first else "every"]
-        self.run_issue_us.append(self.issue_us[-1])
-        self.run_late += 1 if spin is None or self.issue_us[-1] > spin.us else 0
         spin_us = spin.us if spin is not None else 0.0
         if first:
             self.firsts.append((self.issue_us[-1], spin_us))
@@ -440,24 +424,6 @@ class _FlushedCalls:
             self.traced.append([round(t, 5), round(self.issue_us[-1], 1), spin_us, first, gap])
         self.probes.maybe()  # after the call's window and its sync: none of it is on the clock
         return t, gap, out
-
-    def new_run(self) -> None:
-        """Before each timed run: its own probes and issue times (the reported run's are reported)."""
-        self.probes, self.run_issue_us, self.run_late = HostProbes(), [], 0
-
-    def slow_host(self, samples: list[float]) -> bool:
-        """Whether the run just ended was host-bound (most of its calls issued for longer than their
-        head start hid, and their median host issue time at least :data:`HOST_SHARE` of their median
-        time: the host's time is in theirs) and timed while the host ran slow
-        (:func:`.host_speed.slow` against the fastest probe known). Its time then holds the host's
-        slow moment, and it is measured again, as a drifting run is: on an H200 virtual machine
-        (2026-11-28) a pure-Python loop took 7.3 ms in some seconds and 15.8 ms in others, and a
-        level-3 LSTMP call 11.7 against 16.8 ms with them."""
-        if not samples or not self.run_issue_us or 2 * self.run_late < len(self.run_issue_us):
-            return False
-        if statistics.median(self.run_issue_us) / 1e3 < HOST_SHARE * statistics.median(samples):
-            return False
-        return _host_slow(self.probes.median_ms(), _host_fastest(self.host_fast_ms))
 
     def recheck(self, result: Timing, input_sets: list) -> None:
         """The unjoined re-check (:mod:`.unjoined`) behind freshly measured floors: host wake-ups drift."""
@@ -500,7 +466,6 @@ def time_cuda(
     on_trials=None,
     trace: bool = False,
     one_thread: bool = False,
-    host_fast_ms: float | None = None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
@@ -515,11 +480,8 @@ def time_cuda(
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
     spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in
     ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py). ``one_thread``: the device
-    clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`).
-    ``host_fast_ms``: the fastest host-speed probe the caller knows of (the judge passes its own to
-    a worker), beside this process's own; a host-bound run timed on a slow host against it is
-    measured again (:meth:`_FlushedCalls.slow_host`)."""
-    calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start, host_fast_ms)
+    clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`)."""
+    calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
     gc_was = _gc_isenabled()
     _gc_disable()  # no collection inside a timed call (timeit does the same)
@@ -530,7 +492,7 @@ def time_cuda(
             on_trials()
         t2 = _monotonic()
         result = _runs(functools.partial(calls.trial, input_sets, trace), len(input_sets), bool(warmup_sets), after_call,
-                       min_trials, max_trials, budget_s, target_rse, start_run=calls.new_run, slow_host=calls.slow_host)
+                       min_trials, max_trials, budget_s, target_rse)
         if unjoined_suspected(result.unjoined_trials, result.n_trials):
             calls.recheck(result, input_sets)
     finally:
@@ -590,6 +552,6 @@ def time_cpu(
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:
     if device.startswith("cuda"):
         return time_cuda(fn, input_sets, **kw)
-    for key in ("flush_l2", "device_clock", "device_calls", "head_start", "trace", "one_thread", "host_fast_ms"):
+    for key in ("flush_l2", "device_clock", "device_calls", "head_start", "trace", "one_thread"):
         kw.pop(key, None)
     return time_cpu(fn, input_sets, **kw)

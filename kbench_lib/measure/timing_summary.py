@@ -28,8 +28,7 @@ class Timing:
     device_calls: int = 0  # profiled calls behind device_ms
     device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)
     stream_ms: float | None = None  # CUDA: median over the timed calls of start -> end on the calling stream alone (unjoined calls not corrected)
-    remeasured: int = 0  # timed runs discarded and run again: drift between halves, or a host-bound run on a slow host
-    host_remeasured: int = 0  # CUDA: of those, the host-bound runs timed while the host ran slow (host_speed.slow)
+    remeasured: int = 0  # timed runs discarded as outliers (drift between halves) and run again
     head_start_us: float = 0.0  # CUDA: the device-filling spin before each timed call (0: none)
     late_issues: int = 0  # CUDA: timed calls (every run) whose host issue time outlasted their spin (host time in their time)
     unjoined_recheck: int = 0  # CUDA: unjoined calls of the re-check run after a run with too many (unjoined_suspected)

@@ -153,7 +153,6 @@ def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward
         after_call=kept.keep if job.get("guards", True) else None,
         warmup_sets=warmup_sets,
         on_trials=draws.arm,
-        host_fast_ms=tcfg.get("host_fast_ms") if isinstance(tcfg.get("host_fast_ms"), (int, float)) else None,
         **({"trace": True} if tcfg.get("trace") and device.type == "cuda" else {}),
     )
     t_written = _monotonic()
