@@ -2,6 +2,8 @@
 per interval, reported beside a timing, in a host-bound verdict's note and in the records."""
 import math
 
+import pytest
+
 from kbench_lib.judging.timed import _timing_stats
 from kbench_lib.measure import host_speed, timing
 from kbench_lib.measure.timing_summary import host_bound_note
@@ -54,3 +56,13 @@ def test_the_records_keep_both_sides_probes():
          "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
     row = row_from_verdict(v, run_id="r", model="eager")
     assert row["host_probe_ms"] == 1.5 and row["baseline_host_probe_ms"] == 2.9
+
+
+@pytest.mark.gpu
+def test_a_cuda_timing_reports_the_hosts_speed_over_its_timed_calls():
+    import torch
+
+    x = torch.randn(1 << 20, device="cuda")
+    t = timing.time_cuda(lambda a: a * 2.0, [[x], [x.clone()]], min_trials=50, max_trials=5000, budget_s=0.4, device_clock=False)
+    assert t.host_probes >= 2 and t.host_probe_ms > 0
+    assert t.host_probes <= t.n_trials * (1 + t.remeasured)  # at most one probe per timed call
