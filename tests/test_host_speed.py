@@ -66,3 +66,18 @@ def test_a_cuda_timing_reports_the_hosts_speed_over_its_timed_calls():
     t = timing.time_cuda(lambda a: a * 2.0, [[x], [x.clone()]], min_trials=50, max_trials=5000, budget_s=0.4, device_clock=False)
     assert t.host_probes >= 2 and t.host_probe_ms > 0
     assert t.host_probes <= t.n_trials * (1 + t.remeasured)  # at most one probe per timed call
+
+
+def test_full_speed_is_judged_against_the_fastest_probe_once_enough_were_seen(monkeypatch):
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})
+    assert not host_speed.at_full_speed(1.0)
+    for _ in range(host_speed.SEEN_ENOUGH - 1):
+        host_speed.sample()
+    fastest = host_speed._SEEN["fastest"]
+    assert fastest > 0 and not host_speed.at_full_speed(fastest)  # one probe short of enough
+    host_speed.sample()
+    fastest = host_speed._SEEN["fastest"]  # the last probe may have been the fastest
+    assert host_speed.at_full_speed(fastest * host_speed.FULL_SPEED)
+    assert not host_speed.at_full_speed(fastest * host_speed.FULL_SPEED * 1.01) and not host_speed.at_full_speed(None)
+    host_speed.HostProbes(every_s=0.0, loops=10).maybe()  # a probe of another size says nothing of the host's speed
+    assert host_speed._SEEN["n"] == host_speed.SEEN_ENOUGH

@@ -287,8 +287,9 @@ def test_the_roofline_count_is_stored_and_the_bound_worked_out_for_each_device(s
 
 def test_a_host_bound_baseline_is_not_kept(store, monkeypatch):
     """A baseline whose device was busy for under HOST_SHARE of its timed time holds the host's time
-    of that moment: it is used for the batch that measured it and measured again by the next, never
-    stored; the profile beside it is stored as usual."""
+    of that moment: unless timed at the host's full speed (here: no host-speed probe at all), it is
+    used for the batch that measured it and measured again by the next, never stored; the profile
+    beside it is stored as usual."""
     host_bound = Timing(median_ms=10.0, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20, rse=0.001,
                         device_ms=5.0, device_union_ms=5.0)
     calls = []
@@ -303,3 +304,35 @@ def test_a_host_bound_baseline_is_not_kept(store, monkeypatch):
     assert _entries(store) == [] and len(_entries(store, "profile")) == 1
     second, _ = _measure(load_problem(RELU), _opts())
     assert second.baseline(_opts()) == host_bound and "baseline" not in second.stored and len(calls) == 2
+
+
+def test_a_host_bound_baseline_timed_at_the_hosts_full_speed_is_kept(store, monkeypatch):
+    """Within FULL_SPEED of the fastest host-speed probe the judge has seen (once it has seen
+    enough of them), a host-bound baseline's moment is the host's usual best: stored and read by
+    the next batch. A slower one, or one timed before enough probes were seen, is not."""
+    from kbench_lib.measure import host_speed
+
+    def bound(probe):
+        return Timing(median_ms=10.0, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20, rse=0.001,
+                      device_ms=5.0, device_union_ms=5.0, host_probe_ms=probe, host_probes=10)
+
+    measured = []
+
+    def timed(self, opts, compile_model=False, config=None):
+        measured.append(config)
+        return timing
+
+    monkeypatch.setattr(prepared_module.PreparedProblem, "_time_reference", timed)
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH - 1, "fastest": 1.0})
+    timing = bound(1.1)
+    _measure(load_problem(RELU), _opts())  # too few probes seen to know the host's full speed
+    assert _entries(store) == []
+    host_speed._SEEN["n"] = host_speed.SEEN_ENOUGH
+    timing = bound(1.3)  # over FULL_SPEED x the fastest: a slow moment
+    _measure(load_problem(RELU), _opts())
+    assert _entries(store) == [] and len(measured) == 2
+    timing = bound(1.2)
+    _measure(load_problem(RELU), _opts())
+    assert len(_entries(store)) == 1 and len(measured) == 3
+    later, _ = _measure(load_problem(RELU), _opts())
+    assert later.baseline(_opts()).host_probe_ms == 1.2 and "baseline" in later.stored and len(measured) == 3

@@ -27,7 +27,7 @@ import torch
 from .. import protocols
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
-from ..measure import device_arena
+from ..measure import device_arena, host_speed
 from ..build_claim import BuildClaim
 from ..candidates import Candidate
 from .prepared import PreparedProblem, prepare
@@ -84,6 +84,8 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
     data and no expected value travels: the worker draws the inputs itself."""
     (workdir / "candidate.py").write_text(candidate.source)
     poison = max((nbytes(c.expected) for c in prep.cases), default=0) * 2 + (64 << 20) if opts.guards else 0
+    if prep.device.startswith("cuda") and opts.timing:
+        host_speed.sample()  # one probe of the host (about 1-3 ms): what the judge knows of its full speed grows with the batch
     job = {
         "device": build.worker_device(prep.device),
         "precision": opts.precision,

@@ -39,6 +39,7 @@ from ..provenance import device_name
 from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
+from ..measure.host_speed import at_full_speed
 from ..measure.timing_summary import host_bound
 from ..isolation.worker.timed import timing_groups
 
@@ -274,7 +275,7 @@ class PreparedProblem:
                     "options": reference_store.timing_key(opts)}
 
         return self._through_store(name, key, partial(self._time_reference, opts, config=config),
-                                   reference_store.encode_timing, reference_store.decode_timing, keep=_not_host_bound)
+                                   reference_store.encode_timing, reference_store.decode_timing, keep=_keepable)
 
     def _store_key(self, kind: str, config: Config) -> dict:
         return reference_store.base_key(kind, self.problem, self.device, self.precision, self.small, config)
@@ -299,7 +300,8 @@ class PreparedProblem:
         t0 = time.monotonic()
         value = measure()
         if keep is not None and not keep(value):
-            self.notes.append(f"reference store: {name} not kept (host-bound: measured again in each batch)")
+            self.notes.append(f"reference store: {name} not kept (host-bound, and not timed at the host's full speed: "
+                              "measured again in the next batch)")
             return value
         encoded = encode(value)
         reference_store.remember(k, encoded, time.monotonic() - t0)
@@ -412,14 +414,17 @@ class PreparedProblem:
             torch.cuda.empty_cache()
 
 
-def _not_host_bound(t: Timing) -> bool:
-    """Whether an eager baseline may be kept in the reference store: not when it is host-bound
-    (:func:`kbench_lib.measure.timing_summary.host_bound`). Its time is then also a property of
-    the host's moment, and a stored one would carry the moment it was measured into every later
-    batch: on an H200 (2026-11-28) the stored baselines of ``40_ViT_Tiny`` (5.14 ms, device busy
-    3.81 ms) and ``11_MobileNetV1_Stack`` (2.05 ms, busy 1.46 ms) set the same eager candidate,
-    timed at 3.95 ms and 1.54 ms in both batches, at 1.30x and 1.33x in the second batch too."""
-    return not host_bound(t)
+def _keepable(t: Timing) -> bool:
+    """Whether an eager baseline may be kept in the reference store: always where it is not
+    host-bound (:func:`kbench_lib.measure.timing_summary.host_bound`); a host-bound one only where
+    it was timed at the host's full speed (:func:`kbench_lib.measure.host_speed.at_full_speed`).
+    A host-bound time also holds the host's speed at that moment, and a stored one carries that
+    moment into every later batch: on an H200 (2026-11-28) the stored baselines of ``40_ViT_Tiny``
+    (5.14 ms, device busy 3.81 ms) and ``11_MobileNetV1_Stack`` (2.05 ms, busy 1.46 ms) set the same
+    eager candidate, timed at 3.95 ms and 1.54 ms in both batches, at 1.30x and 1.33x in the second
+    batch too. At full speed that moment is the host's usual best, the same in every batch; any
+    other is measured again in the next batch, until one times it at full speed."""
+    return not host_bound(t) or at_full_speed(t.host_probe_ms)
 
 
 def _forward_call(model):

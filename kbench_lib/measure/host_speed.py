@@ -29,6 +29,10 @@ _median = statistics.median
 
 PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
+FULL_SPEED = 1.25  # a timing whose probes' median is within this factor of the fastest probe seen ran at the host's full speed
+SEEN_ENOUGH = 30  # ... once this process has taken at least this many probes (its fastest says little before)
+
+_SEEN = {"n": 0, "fastest": None}  # probes this process has taken (of PROBE_LOOPS), and the fastest of them
 
 
 def probe_ms(loops: int = PROBE_LOOPS) -> float:
@@ -53,11 +57,31 @@ class HostProbes:
         """A probe now if ``every_s`` have passed since the last one (or none was taken)."""
         now = _monotonic()
         if self._last is None or now - self._last >= self.every_s:
-            self.samples.append(probe_ms(self.loops))
+            ms = probe_ms(self.loops)
+            self.samples.append(ms)
+            if self.loops == PROBE_LOOPS:
+                _SEEN["n"] += 1
+                _SEEN["fastest"] = ms if _SEEN["fastest"] is None else min(_SEEN["fastest"], ms)
             self._last = _monotonic()
 
     def median_ms(self) -> float | None:
         return round(_median(self.samples), 4) if self.samples else None
+
+
+def sample() -> float:
+    """One probe now, counted among this process's (the judge takes one per job it writes, so that
+    what it knows of the host's full speed grows with a batch even where nothing is timed)."""
+    probes = HostProbes(every_s=0.0)
+    probes.maybe()
+    return probes.samples[0]
+
+
+def at_full_speed(run_probe_ms: float | None) -> bool:
+    """Whether a timing whose probes' median is ``run_probe_ms`` ran at the host's full speed:
+    within :data:`FULL_SPEED` of the fastest probe this process has taken, once it has taken
+    :data:`SEEN_ENOUGH`. False where either is unknown (no probe, too few seen)."""
+    fastest = _SEEN["fastest"]
+    return bool(run_probe_ms) and _SEEN["n"] >= SEEN_ENOUGH and fastest is not None and run_probe_ms <= FULL_SPEED * fastest
 
 
 def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | None) -> float | None:
@@ -69,4 +93,4 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
     return baseline_probe_ms / candidate_probe_ms
 
 
-__all__ = ["PROBE_EVERY_S", "PROBE_LOOPS", "HostProbes", "probe_ms", "speed_ratio"]
+__all__ = ["FULL_SPEED", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed", "probe_ms", "sample", "speed_ratio"]
