@@ -63,7 +63,8 @@ def test_a_cuda_timing_reports_the_hosts_speed_over_its_timed_calls():
     import torch
 
     x = torch.randn(1 << 20, device="cuda")
-    t = timing.time_cuda(lambda a: a * 2.0, [[x], [x.clone()]], min_trials=50, max_trials=5000, budget_s=0.4, device_clock=False)
+    t = timing.time_cuda(lambda a: a * 2.0, [[x], [x.clone()]], min_trials=50, max_trials=10**6, budget_s=0.35, target_rse=0.0,
+                         device_clock=False)  # no early stop: 0.35 s of calls, a probe every 0.1 s of them
     assert t.host_probes >= 2 and t.host_probe_ms > 0
     assert t.host_probes <= t.n_trials * (1 + t.remeasured)  # at most one probe per timed call
 
