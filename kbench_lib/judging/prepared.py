@@ -36,7 +36,7 @@ from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError
 from ..provenance import device_name
-from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, upstream_grads
+from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
 from ..measure.host_speed import at_full_speed
@@ -157,8 +157,9 @@ class PreparedProblem:
             first = next(i for i, x in enumerate(self.specs) if x.timed)
             model = self.reference_model() if s.config.name == self.specs[first].config.name else self._variant_model(index)
             reference = self._timed_models[s.config.name] = (model, self.cases[index].init_inputs)
+        # the state as built, fingerprinted when the plan's case of this set was made (same model and init seed)
         return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
-                         keep_on_device=self.expected_on_device, reference=reference)
+                         keep_on_device=self.expected_on_device, reference=reference, state_sums=self.cases[index].state_sums)
 
     def reference_tf32_tol(self, config: str) -> float | None:
         """``tol_needed`` of the reference run with TF32 on, against its fp32 outputs, on the first
@@ -469,6 +470,9 @@ class _ModelsBuilt:
         self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
         self._built: dict[tuple[str, int], tuple] = {}
         self._keep = keep
+        # each model's state fingerprints, taken as built: every case restores that state, so the
+        # fingerprints are the same for all of them (a 70-million-parameter state, 12 cases: once, not 12 times)
+        self._sums: dict[tuple[str, int], dict] = {}
 
     def get(self, config, init_seed: int) -> tuple:
         """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
@@ -478,6 +482,7 @@ class _ModelsBuilt:
         drop = self._uses[key] <= 0 and key != self._keep
         if key not in self._built:
             model, init_inputs = build_model(self.problem, config, init_seed, self.device, self.precision)
+            self._sums[key] = state_fingerprint(model.state_dict())
             if not drop:
                 self._built[key] = (model, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
             return model, init_inputs
@@ -485,6 +490,11 @@ class _ModelsBuilt:
         with torch.no_grad():
             model.load_state_dict(pristine)
         return model, init_inputs
+
+    def state_sums(self, config, init_seed: int) -> dict | None:
+        """The state fingerprints of the model of ``config`` and ``init_seed`` as built (None
+        before :meth:`get` built it)."""
+        return self._sums.get((config.name, init_seed))
 
     def kept(self):
         """The model named ``keep`` as built (its parameters and buffers restored), its pristine copy
@@ -521,8 +531,9 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
         for s in specs:
             if cancel is not None and cancel():
                 raise PreparationCancelled(problem.key)
+            reference = models.get(s.config, s.init_seed)
             cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
-                                   reference=models.get(s.config, s.init_seed)))
+                                   reference=reference, state_sums=models.state_sums(s.config, s.init_seed) if reference else None))
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
                 for c in cases:

@@ -110,12 +110,14 @@ def _dtype(name) -> torch.dtype:
 
 
 def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int, device: str, precision: str = "fp32",
-              keep_on_device: bool = False, reference: tuple | None = None) -> Case:
+              keep_on_device: bool = False, reference: tuple | None = None, state_sums: dict | None = None) -> Case:
     """Runs the reference on one configuration and seed. Expected outputs (and gradients) stay on
     ``device`` with ``keep_on_device``, else they are copied to the CPU; the inputs are not kept
     (their fingerprints are: the candidate's worker draws the same inputs itself). ``reference``:
     (model, init_inputs) built already for this configuration and init seed, run again on another
-    input set (the judge's own draw of a candidate's timed sets)."""
+    input set (the judge's own draw of a candidate's timed sets). ``state_sums``: the fingerprints
+    of that model's state where the caller has them already (:func:`state_fingerprint` of the same
+    state: a model restored to its state as built); None: taken here, before the forward."""
     set_flags()
     if reference is None:
         model, init_inputs, inputs = build_reference(problem, config, init_seed, input_seed, device, precision)
@@ -125,7 +127,8 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
     # the state the candidate is loaded with, taken before the forward: a module in training mode
     # updates buffers as it runs (BatchNorm's running statistics), and the worker fingerprints the
     # state of a model that has not run
-    state_sums = state_fingerprint(model.state_dict())
+    if state_sums is None:
+        state_sums = state_fingerprint(model.state_dict())
     keep = (lambda t: t.detach().clone()) if keep_on_device else (lambda t: t.detach().cpu().clone())
     case = Case(
         config=config.name,
