@@ -12,9 +12,11 @@ tell why.
 :class:`HostProbes` times :func:`probe_ms` (a loop of :data:`PROBE_LOOPS` additions, 1-3 ms)
 after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds, and never
 inside the first round of calls (the first call on each input set), which the memoisation check
-reads: with probes there, the first round of a 7 us call read 42 us on an H200 (2026-11-28). The median of those samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
+reads: with probes there, the first round of a 7 us call read 42 us on an H200 (2026-11-28). The
+median of those samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
 probes come from the same code, so the ratio of the two says whether they were timed at the same
-host speed. A diagnostic only: a verdict's trust never depends on it.
+host speed. A verdict's trust never depends on it; it decides which host-bound eager baselines the
+reference store keeps (:func:`at_full_speed`).
 
 The functions this module calls are bound at import (the worker imports it before any candidate
 code runs and checks the bindings afterwards: :mod:`kbench_lib.isolation.worker.tamper`)."""

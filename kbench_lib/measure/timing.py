@@ -78,9 +78,9 @@ from .device_clock import (  # noqa: F401 - the device clock's names, read here 
     DEVICE_CALLS_FLOOR, DEVICE_CALLS_MAX, DEVICE_CALLS_MIN, DEVICE_CLOCK_MAX_S, DEVICE_CLOCK_S, busy_per_window, device_busy_ms,
     device_clock_calls, union_per_window)
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
-from .host_speed import HostProbes
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
+from .host_speed import HostProbes
 from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
