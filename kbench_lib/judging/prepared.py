@@ -285,7 +285,7 @@ class PreparedProblem:
         """``measure()``'s result, or the reference store's entry under ``key()`` where it holds a
         valid one (recorded in :attr:`stored`); a measured result is stored, and returned as it
         reads back from the store (the same value a later read gives), unless ``keep(result)`` says
-        it is not a property of the key alone (then it is measured again in each batch)."""
+        it is not a property of the key alone (then it is measured again by the next batch)."""
         if not self.use_store:
             return measure()
         try:
