@@ -346,6 +346,37 @@ def servers_seen(events: list[dict]) -> dict[str, float]:
     return seen
 
 
+REFERENCE_STAGES = ("baseline", "reference_profile", "variant_baseline")  # a verdict's stages that measure (or read) the reference
+
+
+def reference_side(events: list[dict], df) -> dict:
+    """The seconds each problem's reference side took in a pass: its preparation and the judge's
+    measurements made ahead (the timeline's ``prepared`` and ``measured``), plus those made inside
+    its verdicts (:data:`REFERENCE_STAGES` of the records' ``judge_stages``; a stored measurement
+    counts its read). The issue's target for a second batch: 1 s or less per problem. Median, p90
+    and max over the problems, and every problem over 1 s with its parts."""
+    parts: dict[str, dict[str, float]] = {}
+    for e in events:
+        if e.get("event") in ("prepared", "measured") and e.get("key") and isinstance(e.get("seconds"), (int, float)):
+            d = parts.setdefault(e["key"], {})
+            d[e["event"]] = d.get(e["event"], 0.0) + e["seconds"]
+    if len(df) and "judge_stages" in df:
+        for _, r in df.iterrows():
+            stages = dict(r["judge_stages"]) if r["judge_stages"] is not None else {}
+            d = parts.setdefault(r["problem"], {})
+            for name in REFERENCE_STAGES:
+                if name in stages:
+                    d["verdicts"] = d.get("verdicts", 0.0) + float(stages[name])
+    totals = {k: sum(v.values()) for k, v in parts.items()}
+    if not totals:
+        return {"problems": 0}
+    values = sorted(totals.values())
+    return {"problems": len(values), "median_s": round(statistics.median(values), 3), "p90_s": round(_q(values, 0.9), 3),
+            "max_s": round(values[-1], 3),
+            "over_1s": {k: {"s": round(t, 3), **{p: round(x, 3) for p, x in parts[k].items()}}
+                        for k, t in sorted(totals.items(), key=lambda kv: -kv[1]) if t > 1.0}}
+
+
 def per_device(df, started_wall: float) -> dict[str, dict]:
     """{device: its verdicts, and the seconds after the pass began (``started_wall``, a time.time())
     at which its first judgement began, and its first and last verdicts were recorded}: how long
@@ -462,6 +493,8 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "lane_processes": runner.lane_processes_by_default(runner.batch_devices(opts, gpus)),
             # the batch's timeline: references prepared (and how long each took), servers seen ready, judgements begun
             "timeline": timeline.events,
+            # seconds per problem on the reference side (prepared, measured ahead, measured in its verdicts)
+            "reference_side": reference_side(timeline.events, df),
             "left_behind": [] if partial else sorted(set(_leftovers()) - before),
             # each GPU's workers' cores, where a batch over several GPUs gives them cores of their own
             "cpu_sets": {d: format_cpulist(c) for d, c in gpu_cpu_sets(runner.batch_devices(opts, gpus)).items()},

@@ -53,3 +53,21 @@ def test_the_host_speed_probes_explain_a_host_bound_gap_only_in_its_direction():
     assert causes["same_host"].endswith("which does not explain the gap")
     assert causes["wrong_way"].endswith("which does not explain the gap")
     assert "probe" not in causes["unprobed"]
+
+
+def test_the_reference_side_sums_preparation_measurements_and_the_verdicts_reference_stages():
+    events = [
+        {"event": "prepared", "key": "a", "seconds": 0.2}, {"event": "measured", "key": "a", "seconds": 0.05},
+        {"event": "prepared", "key": "b", "seconds": 2.0},
+        {"event": "prepared", "key": "c", "seconds": 0.1}, {"event": "begin", "key": "c", "seconds": None},
+    ]
+    df = pd.DataFrame([
+        {"problem": "a", "judge_stages": [("baseline", 0.001), ("reference_profile", 0.002), ("run_timing", 3.0)]},
+        {"problem": "b", "judge_stages": [("baseline", 0.001)]},
+        {"problem": "c", "judge_stages": [("baseline", 6.0), ("baseline.stored", 0.001), ("variant_baseline", 0.5)]},
+    ])
+    got = throughput.reference_side(events, df)
+    assert got["problems"] == 3 and got["max_s"] == 6.6 and got["median_s"] == 2.001
+    assert list(got["over_1s"]) == ["c", "b"]  # the slowest first; a (0.253 s) is within the target
+    assert got["over_1s"]["c"] == {"s": 6.6, "prepared": 0.1, "verdicts": 6.5}  # a dotted part is not counted twice
+    assert throughput.reference_side([], pd.DataFrame()) == {"problems": 0}
