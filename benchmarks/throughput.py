@@ -52,7 +52,7 @@ from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judge import JudgeOptions  # noqa: E402
 from kbench_lib.generation.runs import select  # noqa: E402
-from kbench_lib.measure.timing_summary import HOST_SHARE  # noqa: E402
+from kbench_lib.measure.timing_summary import _host_bound  # noqa: E402
 from kbench_lib.measure.host_speed import speed_ratio  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
@@ -202,8 +202,7 @@ def control_cause(r) -> str:
     if not (run and base and dev and base_dev):
         return "unexplained: no device-busy clock on one side"
     device_ratio = base_dev / dev
-    host_bound = dev < HOST_SHARE * run or base_dev < HOST_SHARE * base
-    if host_bound and EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
+    if (_host_bound(run, dev) or _host_bound(base, base_dev)) and EAGER_BAND[0] <= device_ratio <= EAGER_BAND[1]:
         return (f"host-bound: the device was busy {dev:.3g} of {run:.3g} ms (candidate) and {base_dev:.3g} of {base:.3g} ms "
                 f"(baseline); the device-busy clocks agree ({device_ratio:.3f}x): host time differed between the two timings"
                 f"{_host_speeds(r)}")

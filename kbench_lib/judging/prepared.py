@@ -533,7 +533,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                 raise PreparationCancelled(problem.key)
             reference = models.get(s.config, s.init_seed)
             cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
-                                   reference=reference, state_sums=models.state_sums(s.config, s.init_seed) if reference else None))
+                                   reference=reference, state_sums=models.state_sums(s.config, s.init_seed)))
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
                 for c in cases:

@@ -7,6 +7,8 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 
+from .host_speed import speed_ratio
+
 DRIFT = 0.03  # first and second half of a timed run may differ by this much (relative medians)
 DRIFT_FLOOR_MS = 0.002  # ... or by this much in absolute terms (event resolution, ~0.5 us)
 HOST_SHARE = 0.8  # a call whose device was busy for less than this share of its timed time holds host time
@@ -127,9 +129,10 @@ def host_bound_note(timed: dict | None, baseline: dict | None) -> str | None:
 def _host_speeds(timed: dict | None, baseline: dict | None) -> str:
     """The host-speed probes of both timings (:mod:`.host_speed`), for the note; empty without both."""
     c, b = (timed or {}).get("host_probe_ms"), (baseline or {}).get("host_probe_ms")
-    if not (isinstance(c, (int, float)) and isinstance(b, (int, float)) and c > 0 and b > 0):
+    ratio = speed_ratio(c, b) if isinstance(c, (int, float)) and isinstance(b, (int, float)) else None
+    if ratio is None:
         return ""
-    return f"; host-speed probe {c:.3g} ms while the candidate was timed, {b:.3g} ms while the baseline was ({b / c:.3g}x)"
+    return f"; host-speed probe {c:.3g} ms while the candidate was timed, {b:.3g} ms while the baseline was ({ratio:.3g}x)"
 
 
 __all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "host_bound", "host_bound_note", "drifted", "median_rse", "summarize"]
