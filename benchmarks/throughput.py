@@ -527,7 +527,18 @@ def summary(df, wall: float, gpus: int) -> dict:
                        for b, g in df.groupby("backend")},
         "correct_unflagged": int((df["correct"] & df["flags"].map(len).eq(0)).sum()),
         "eager_speedup": eager_speedups(df),
+        "timed_runs": timed_runs(df),
     }
+
+
+def timed_runs(df) -> dict:
+    """How the candidates' timed runs ended: measured again for drift (``timing_remeasured``), and
+    kept though they drifted, because the host's speed drifted with them (``timing_host_drift``)."""
+    def count(col: str, test) -> int:
+        return int(df[col].map(lambda x: _num(x) is not None and test(_num(x))).sum()) if col in df else 0
+
+    return {"remeasured": count("timing_remeasured", lambda x: x > 0),
+            "host_drift_kept": count("timing_host_drift", lambda x: x > 0)}
 
 
 def main() -> None:

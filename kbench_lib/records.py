@@ -129,6 +129,9 @@ SCHEMA = pa.schema(
         # pure-Python probe between timed calls; CUDA only, null in older records): host-bound times follow it
         ("host_probe_ms", pa.float64()),
         ("baseline_host_probe_ms", pa.float64()),
+        # 1 where the candidate's reported run drifted between halves in step with the host's speed and
+        # was kept rather than measured again (Timing.host_drift; CUDA only, null in older records)
+        ("timing_host_drift", pa.int32()),
     ]
 )
 
@@ -240,6 +243,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "configs": _configs_column(v.get("configs")),
         "host_probe_ms": stats.get("host_probe_ms"),
         "baseline_host_probe_ms": (v.get("baseline_stats") or {}).get("host_probe_ms"),
+        "timing_host_drift": stats.get("host_drift"),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

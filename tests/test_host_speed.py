@@ -82,3 +82,75 @@ def test_full_speed_is_judged_against_the_fastest_probe_once_enough_were_seen(mo
     assert not host_speed.at_full_speed(fastest * host_speed.FULL_SPEED * 1.01) and not host_speed.at_full_speed(None)
     host_speed.HostProbes(every_s=0.0, loops=10).maybe()  # a probe of another size says nothing of the host's speed
     assert host_speed._SEEN["n"] == host_speed.SEEN_ENOUGH
+
+
+def test_a_drift_follows_the_host_only_the_same_way_and_by_no_more_than_the_host_moved():
+    follows = host_speed.drift_follows_host
+    slow = [2.0, 2.1, 1.9]
+    fast = [1.0, 1.05, 0.95]
+    assert follows(10.0, 14.0, fast, slow)  # host 2x slower in the second half, the calls 1.4x
+    assert follows(14.0, 10.0, slow, fast)  # and the other way round
+    assert not follows(10.0, 14.0, slow, fast)  # the calls slowed while the host sped up
+    assert not follows(10.0, 30.0, fast, slow)  # 3x against a host 2x slower: more than the host explains
+    assert not follows(10.0, 14.0, fast, [2.0, 2.0])  # two probes in a half say too little
+    assert not follows(10.0, 10.5, fast, fast)  # a steady host explains nothing
+
+
+def _drifting_trial(probes, ms_first, ms_second, probe_first, probe_second, n=40):
+    """A timed call of ``ms_first`` in the first ``n / 2`` calls of each run and ``ms_second`` after,
+    with a probe of ``probe_first`` / ``probe_second`` recorded after every call as the CUDA
+    clock's calls would (the probes' values fixed: the test decides what the host did)."""
+    def trial(set_index):
+        k = probes.calls
+        probes.calls += 1
+        second = k >= n // 2
+        probes.record(probe_second if second else probe_first, k)
+        return (ms_second if second else ms_first), 0, None
+    return trial
+
+
+@pytest.mark.parametrize("probe_second, kept", [(2.0, True), (1.0, False), (0.5, False)])
+def test_a_drifting_run_is_measured_again_unless_its_halves_probes_drifted_with_it(probe_second, kept):
+    probes = host_speed.HostProbes(loops=10)  # not counted among the process's probes
+    trial = _drifting_trial(probes, 10.0, 14.0, 1.0, probe_second)
+    t = timing._runs(trial, 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
+    assert t.n_trials == 40
+    if kept:
+        assert (t.remeasured, t.host_drift) == (0, 1)
+    else:
+        assert (t.remeasured, t.host_drift) == (timing.MAX_REMEASURE, 0)
+
+
+def test_a_steady_run_takes_no_decision_from_the_probes():
+    probes = host_speed.HostProbes(loops=10)
+    t = timing._runs(_drifting_trial(probes, 10.0, 10.1, 1.0, 2.0), 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
+    assert (t.remeasured, t.host_drift) == (0, 0)
+
+
+def test_a_timing_reports_the_probes_of_its_reported_run_only():
+    probes = host_speed.HostProbes(loops=10)
+    for ms in (5.0, 5.0, 5.0):
+        probes.record(ms, 0)
+    probes.new_run()
+    assert probes.median_ms() is None and probes.halves(1) == ([], [])
+    probes.record(1.0, 0)
+    probes.record(3.0, 2)
+    assert probes.median_ms() == 2.0 and probes.halves(1) == ([1.0], [3.0]) and probes.halves(1, start=1) == ([], [3.0])
+
+
+def test_the_records_and_the_workers_report_carry_a_drift_kept_with_the_host():
+    stats = {**_t(14.0, 9.1, 1.5).as_dict(), "host_drift": 1}
+    assert _timing_stats(stats) is stats and "host_drift" in _timing_stats({**stats, "host_drift": 0.5})
+    v = {"problem": "p", "level": 3, "correct": True, "runtime_stats": stats, "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
+    assert row_from_verdict(v, run_id="r", model="eager")["timing_host_drift"] == 1
+
+
+def test_waiting_for_the_hosts_full_speed(monkeypatch):
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})
+    assert host_speed.wait_for_full_speed(max_s=5.0) is None and host_speed._SEEN["n"] == 0  # nothing known: no wait, no probe
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1e6})
+    assert host_speed.wait_for_full_speed(max_s=5.0) is not None  # any probe is within FULL_SPEED of a fastest of 1e6 ms
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1e-9})
+    n = host_speed._SEEN["n"]
+    assert host_speed.wait_for_full_speed(max_s=0.1, every_s=0.01) is None  # no probe reaches a fastest of 1 fs
+    assert host_speed._SEEN["n"] - n >= 3  # it probed while it waited

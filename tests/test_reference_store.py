@@ -290,9 +290,12 @@ def test_a_host_bound_baseline_is_not_kept(store, monkeypatch):
     of that moment: unless timed at the host's full speed (here: no host-speed probe at all), it is
     used for the batch that measured it and measured again by the next, never stored; the profile
     beside it is stored as usual."""
+    from kbench_lib.measure import host_speed
+
     host_bound = Timing(median_ms=10.0, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20, rse=0.001,
                         device_ms=5.0, device_union_ms=5.0)
     calls = []
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})  # the host's full speed unknown: not timed again
 
     def timed(self, opts, compile_model=False, config=None):
         calls.append(config)
@@ -324,6 +327,7 @@ def test_a_host_bound_baseline_timed_at_the_hosts_full_speed_is_kept(store, monk
 
     monkeypatch.setattr(prepared_module.PreparedProblem, "_time_reference", timed)
     monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH - 1, "fastest": 1.0})
+    monkeypatch.setattr(host_speed, "wait_for_full_speed", lambda: None)  # the host never reaches its full speed here
     timing = bound(1.1)
     _measure(load_problem(RELU), _opts())  # too few probes seen to know the host's full speed
     assert _entries(store) == []
@@ -336,3 +340,47 @@ def test_a_host_bound_baseline_timed_at_the_hosts_full_speed_is_kept(store, monk
     assert len(_entries(store)) == 1 and len(measured) == 3
     later, _ = _measure(load_problem(RELU), _opts())
     assert later.baseline(_opts()).host_probe_ms == 1.2 and "baseline" in later.stored and len(measured) == 3
+
+
+def test_a_host_bound_baseline_timed_on_a_slow_host_is_timed_again_once_the_host_runs_at_full_speed(store, monkeypatch):
+    """The first batch to meet a host-bound baseline on a slow host waits for the host's full speed
+    (host_speed.wait_for_full_speed) and times it again: the faster host's timing is used and, at
+    full speed, stored, so the next batch reads it instead of measuring it again."""
+    from kbench_lib.measure import host_speed
+
+    probes = iter([1.6, 1.1])
+    measured = []
+
+    def timed(self, opts, compile_model=False, config=None):
+        probe = next(probes)
+        measured.append(probe)
+        return Timing(median_ms=10.0 * probe, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20,
+                      rse=0.001, device_ms=5.0, device_union_ms=5.0, host_probe_ms=probe, host_probes=10)
+
+    waits = []
+    monkeypatch.setattr(prepared_module.PreparedProblem, "_time_reference", timed)
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1.0})
+    monkeypatch.setattr(host_speed, "wait_for_full_speed", lambda: waits.append(1) or 0.4)
+    first, _ = _measure(load_problem(RELU), _opts())
+    assert first.baseline(_opts()).host_probe_ms == 1.1 and measured == [1.6, 1.1] and waits == [1]
+    assert any("timed again after waiting 0.40 s" in n for n in first.notes), first.notes
+    assert len(_entries(store)) == 1
+    later, _ = _measure(load_problem(RELU), _opts())
+    assert later.baseline(_opts()).host_probe_ms == 1.1 and "baseline" in later.stored and measured == [1.6, 1.1]
+
+
+def test_of_two_timings_on_slow_hosts_the_faster_hosts_is_used_and_neither_stored(store, monkeypatch):
+    from kbench_lib.measure import host_speed
+
+    probes = iter([1.6, 1.9])
+
+    def timed(self, opts, compile_model=False, config=None):
+        probe = next(probes)
+        return Timing(median_ms=10.0 * probe, mean_ms=10.0, std_ms=0.1, p10_ms=9.9, p90_ms=10.1, min_ms=9.8, n_trials=20,
+                      rse=0.001, device_ms=5.0, device_union_ms=5.0, host_probe_ms=probe, host_probes=10)
+
+    monkeypatch.setattr(prepared_module.PreparedProblem, "_time_reference", timed)
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1.0})
+    monkeypatch.setattr(host_speed, "wait_for_full_speed", lambda: 0.1)  # the host sped up, then slowed again
+    first, _ = _measure(load_problem(RELU), _opts())
+    assert first.baseline(_opts()).host_probe_ms == 1.6 and _entries(store) == []

@@ -71,3 +71,10 @@ def test_the_reference_side_sums_preparation_measurements_and_the_verdicts_refer
     assert list(got["over_1s"]) == ["c", "b"]  # the slowest first; a (0.253 s) is within the target
     assert got["over_1s"]["c"] == {"s": 6.6, "prepared": 0.1, "verdicts": 6.5}  # a dotted part is not counted twice
     assert throughput.reference_side([], pd.DataFrame()) == {"problems": 0}
+
+
+def test_timed_runs_count_the_runs_measured_again_and_those_kept_with_the_host():
+    df = pd.DataFrame([{"timing_remeasured": 1, "timing_host_drift": 0}, {"timing_remeasured": 0, "timing_host_drift": 1},
+                       {"timing_remeasured": 2, "timing_host_drift": 1}, {"timing_remeasured": None, "timing_host_drift": None}])
+    assert throughput.timed_runs(df) == {"remeasured": 2, "host_drift_kept": 2}
+    assert throughput.timed_runs(df.drop(columns=["timing_host_drift"])) == {"remeasured": 2, "host_drift_kept": 0}  # older records

@@ -31,7 +31,7 @@ from functools import partial
 import torch
 
 from . import reference_store, tf32
-from ..measure import profiling
+from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError
@@ -39,7 +39,6 @@ from ..provenance import device_name
 from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
-from ..measure.host_speed import at_full_speed
 from ..measure.timing_summary import host_bound
 from ..isolation.worker.timed import timing_groups
 
@@ -275,17 +274,35 @@ class PreparedProblem:
             return {**self._store_key("eager", spec.config), "timed_sets": len(timed), "warm_sets": len(warm),
                     "options": reference_store.timing_key(opts)}
 
-        return self._through_store(name, key, partial(self._time_reference, opts, config=config),
-                                   reference_store.encode_timing, reference_store.decode_timing, keep=_keepable)
+        measure = partial(self._time_reference, opts, config=config)
+        return self._through_store(name, key, measure, reference_store.encode_timing, reference_store.decode_timing,
+                                   keep=_keepable, again=partial(self._timed_at_full_speed, name, measure))
+
+    def _timed_at_full_speed(self, name: str, measure, first: Timing) -> Timing:
+        """A host-bound baseline the store may not keep (``first`` was timed while the host ran
+        slow), timed once more after waiting (at most :data:`host_speed.WAIT_S`) for the host's full
+        speed; of the two, the one timed on the faster host. Without this a batch that met a slow
+        spell left the baseline to every later batch to measure again: on 4x H200 (2026-11-28) 3 of
+        the 12 host-bound level-3 baselines, 4-9 s each at a 1 s budget."""
+        waited = host_speed.wait_for_full_speed()
+        if waited is None:
+            self.notes.append(f"reference store: {name} timed on a slow host and not timed again: the host did not run at "
+                              f"its full speed within {host_speed.WAIT_S:g} s (or the judge had not probed it enough to know it)")
+            return first
+        second = measure()
+        self.notes.append(f"reference store: {name} timed again after waiting {waited:.2f} s for the host's full speed "
+                          f"(probe {first.host_probe_ms} ms, then {second.host_probe_ms} ms)")
+        return second if (second.host_probe_ms or float("inf")) <= (first.host_probe_ms or float("inf")) else first
 
     def _store_key(self, kind: str, config: Config) -> dict:
         return reference_store.base_key(kind, self.problem, self.device, self.precision, self.small, config)
 
-    def _through_store(self, name: str, key, measure, encode, decode, keep=None):
+    def _through_store(self, name: str, key, measure, encode, decode, keep=None, again=None):
         """``measure()``'s result, or the reference store's entry under ``key()`` where it holds a
         valid one (recorded in :attr:`stored`); a measured result is stored, and returned as it
         reads back from the store (the same value a later read gives), unless ``keep(result)`` says
-        it is not a property of the key alone (then it is measured again by the next batch)."""
+        it is not a property of the key alone (then ``again(result)``, where given, may measure it
+        once more; one still not kept is measured again by the next batch)."""
         if not self.use_store:
             return measure()
         try:
@@ -300,6 +317,8 @@ class PreparedProblem:
             return value
         t0 = time.monotonic()
         value = measure()
+        if keep is not None and again is not None and not keep(value):
+            value = again(value)
         if keep is not None and not keep(value):
             self.notes.append(f"reference store: {name} not kept (host-bound, and not timed at the host's full speed: "
                               "measured again in the next batch)")
@@ -425,7 +444,7 @@ def _keepable(t: Timing) -> bool:
     eager candidate, timed at 3.95 ms and 1.54 ms in both batches, at 1.30x and 1.33x in the second
     batch too. At full speed that moment is the host's usual best, the same in every batch; any
     other is measured again in the next batch, until one times it at full speed."""
-    return not host_bound(t) or at_full_speed(t.host_probe_ms)
+    return not host_bound(t) or host_speed.at_full_speed(t.host_probe_ms)
 
 
 def _forward_call(model):

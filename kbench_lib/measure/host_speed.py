@@ -13,26 +13,35 @@ tell why.
 after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds, and never
 inside the first round of calls (the first call on each input set), which the memoisation check
 reads: with probes there, the first round of a 7 us call read 42 us on an H200 (2026-11-28). The
-median of those samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
+median of the reported run's samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
 probes come from the same code, so the ratio of the two says whether they were timed at the same
 host speed. A verdict's trust never depends on it; it decides which host-bound eager baselines the
-reference store keeps (:func:`at_full_speed`).
+reference store keeps (:func:`at_full_speed`; the judge waits for the host's full speed to time one
+again: :func:`wait_for_full_speed`), and whether a run whose halves drifted apart is measured again
+(not where the probes of its halves drifted with it: :func:`drift_follows_host`).
 
 The functions this module calls are bound at import (the worker imports it before any candidate
 code runs and checks the bindings afterwards: :mod:`kbench_lib.isolation.worker.tamper`)."""
 from __future__ import annotations
 
+import math
 import statistics
 import time
 
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic
 _median = statistics.median
+_sleep = time.sleep
+_log = math.log
 
 PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
 FULL_SPEED = 1.25  # a timing whose probes' median is within this factor of the fastest probe seen ran at the host's full speed
 SEEN_ENOUGH = 30  # ... once this process has taken at least this many probes (its fastest says little before)
+WAIT_S = 3.0  # the longest the judge waits for the host's full speed before timing a host-bound baseline again
+WAIT_EVERY_S = 0.02  # ... probing it this often
+HALF_PROBES = 3  # probes each half of a run needs before they may say its drift followed the host's speed
+DRIFT_SLACK = 1.25  # a run's drift follows the host's if it is at most this times the probes' (logarithms), the same way
 
 _SEEN = {"n": 0, "fastest": None}  # probes this process has taken (of PROBE_LOOPS), and the fastest of them
 
@@ -48,26 +57,77 @@ def probe_ms(loops: int = PROBE_LOOPS) -> float:
 
 
 class HostProbes:
-    """Samples of :func:`probe_ms` taken over a timed run, at most one per ``every_s`` seconds."""
+    """Samples of :func:`probe_ms` taken over a timed run, at most one per ``every_s`` seconds,
+    each with the index (in its run) of the timed call it followed. A timing made of several runs
+    (a drifting run is measured again) calls :meth:`new_run` at the start of each: the timing
+    reports the probes of the run whose times it reports."""
 
     def __init__(self, every_s: float = PROBE_EVERY_S, loops: int = PROBE_LOOPS):
         self.every_s, self.loops = every_s, loops
-        self.samples: list[float] = []
+        self.samples: list[float] = []  # every probe of every run, in order
+        self.at: list[int] = []  # the index in its run of the call each probe followed (-1: outside a run)
+        self.run_start = 0  # where the current run's probes begin in ``samples``
+        self.calls = 0  # timed calls in the current run
         self._last: float | None = None
 
-    def maybe(self) -> None:
+    def new_run(self) -> None:
+        """A timed run begins: its calls are counted from 0, its probes apart from earlier runs'."""
+        self.run_start, self.calls = len(self.samples), 0
+
+    def after_call(self, may_probe: bool = True) -> None:
+        """A timed call has returned (outside its window): counted, and a probe taken after it
+        where ``may_probe`` and :meth:`maybe` says it is time."""
+        self.calls += 1
+        if may_probe:
+            self.maybe(self.calls - 1)
+
+    def maybe(self, at: int = -1) -> None:
         """A probe now if ``every_s`` have passed since the last one (or none was taken)."""
         now = _monotonic()
         if self._last is None or now - self._last >= self.every_s:
-            ms = probe_ms(self.loops)
-            self.samples.append(ms)
-            if self.loops == PROBE_LOOPS:
-                _SEEN["n"] += 1
-                _SEEN["fastest"] = ms if _SEEN["fastest"] is None else min(_SEEN["fastest"], ms)
+            self.record(probe_ms(self.loops), at)
             self._last = _monotonic()
 
+    def record(self, ms: float, at: int = -1) -> None:
+        """A probe of ``ms`` after the run's call ``at``, counted among the process's where it is
+        of :data:`PROBE_LOOPS` additions (a probe of another size says nothing of the host's speed)."""
+        self.samples.append(ms)
+        self.at.append(at)
+        if self.loops == PROBE_LOOPS:
+            _SEEN["n"] += 1
+            _SEEN["fastest"] = ms if _SEEN["fastest"] is None else min(_SEEN["fastest"], ms)
+
+    def run_samples(self) -> list[float]:
+        """The current run's probes."""
+        return self.samples[self.run_start:]
+
     def median_ms(self) -> float | None:
-        return round(_median(self.samples), 4) if self.samples else None
+        """The median of the current run's probes (None without one)."""
+        run = self.run_samples()
+        return round(_median(run), 4) if run else None
+
+    def halves(self, split: int, start: int = 0) -> tuple[list[float], list[float]]:
+        """The current run's probes taken after its calls ``start`` to ``split - 1``, and after
+        those from ``split`` on."""
+        pairs = list(zip(self.run_samples(), self.at[self.run_start:]))
+        return [ms for ms, i in pairs if start <= i < split], [ms for ms, i in pairs if i >= split]
+
+
+def drift_follows_host(first_ms: float, second_ms: float, probes_first: list[float], probes_second: list[float]) -> bool:
+    """Whether a timed run whose halves' medians are ``first_ms`` and ``second_ms`` drifted because
+    the host's speed changed: the probes of each half (at least :data:`HALF_PROBES`) moved the same
+    way, by at least as much (up to :data:`DRIFT_SLACK`). A call's time holds the host's issue time
+    and the device's; when the host slows by a factor, a call slows by at most that factor. Such a
+    run is not measured again (:func:`kbench_lib.measure.timing._runs`): the host's slow spells last
+    seconds, outlast the runs measured again, and on 4x H200 (2026-11-28) re-measuring them moved no
+    verdict into the control's band."""
+    if min(len(probes_first), len(probes_second)) < HALF_PROBES or min(first_ms, second_ms) <= 0:
+        return False
+    pa, pb = _median(probes_first), _median(probes_second)
+    if pa <= 0 or pb <= 0:
+        return False
+    drift, host = _log(second_ms / first_ms), _log(pb / pa)
+    return drift * host > 0 and abs(drift) <= DRIFT_SLACK * abs(host)
 
 
 def sample() -> float:
@@ -86,6 +146,25 @@ def at_full_speed(run_probe_ms: float | None) -> bool:
     return bool(run_probe_ms) and _SEEN["n"] >= SEEN_ENOUGH and fastest is not None and run_probe_ms <= FULL_SPEED * fastest
 
 
+def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_S) -> float | None:
+    """Probes the host (each counted as :func:`sample`'s) every ``every_s`` seconds until one runs at
+    its full speed (:func:`at_full_speed`) or ``max_s`` (default :data:`WAIT_S`) have passed.
+    Returns the seconds waited where a probe did, None where none did in time or this process has
+    not taken enough probes to know its host's full speed (then nothing is waited). The judge waits so before it times again a
+    host-bound eager baseline it first timed on a slow host: the reference store keeps only one
+    timed at full speed, and the host's slow spells on the H200 machines last seconds."""
+    if _SEEN["n"] < SEEN_ENOUGH:
+        return None
+    max_s = WAIT_S if max_s is None else max_s
+    t0 = _monotonic()
+    while True:
+        if at_full_speed(sample()):
+            return round(_monotonic() - t0, 3)
+        if _monotonic() - t0 >= max_s:
+            return None
+        _sleep(every_s)
+
+
 def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | None) -> float | None:
     """How much slower the host ran while the baseline was timed than while the candidate was
     (``baseline / candidate`` probe time: above 1, the baseline's host was slower, which favours
@@ -95,4 +174,5 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
     return baseline_probe_ms / candidate_probe_ms
 
 
-__all__ = ["FULL_SPEED", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed", "probe_ms", "sample", "speed_ratio"]
+__all__ = ["DRIFT_SLACK", "FULL_SPEED", "HALF_PROBES", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed",
+           "drift_follows_host", "probe_ms", "sample", "speed_ratio", "wait_for_full_speed"]

@@ -50,7 +50,8 @@ them in order.
 Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
 timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
-again (CUDA: at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often).
+again (CUDA: at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often), unless the
+host-speed probes of its halves say the drift followed the host's speed (kept: ``Timing.host_drift``).
 
 CPU: a monotonic nanosecond clock around each call, with the same rotation.
 
@@ -80,7 +81,7 @@ from .device_clock import (  # noqa: F401 - the device clock's names, read here 
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
-from .host_speed import HostProbes
+from .host_speed import HostProbes, drift_follows_host
 from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
@@ -290,11 +291,15 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clo
 
 
 def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
-          max_remeasure: int = MAX_REMEASURE) -> Timing:
+          max_remeasure: int = MAX_REMEASURE, probes: HostProbes | None = None) -> Timing:
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
     ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
     discarded it would hide exactly what the memoisation check looks for.
+
+    ``probes`` (the host's speed between the calls, :class:`HostProbes`; the trial reports each call
+    to it): a run whose drift followed the host's speed (:func:`.host_speed.drift_follows_host`) is
+    kept, not measured again, and ``Timing.host_drift`` says so.
 
     ``after_call(k, set_index, output)`` sees every call of every run, ``k`` counting from 0 again
     in a run measured anew, so a caller that samples outputs for re-checking samples the run whose
@@ -306,9 +311,12 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
     # past the budget, at least TRIALS_FLOOR calls and every set called twice (its first call and a repeat)
     floor_trials = min(min_trials, max(TRIALS_FLOOR, 2 * n_sets))
+    host_drift = 0
     while True:
         samples: list[float] = []
         unjoined = 0
+        if probes is not None:
+            probes.new_run()
         started = _monotonic()
         k = 0
         while not _done(samples, started, min_trials, max_trials, budget_s, target_rse, floor_trials):
@@ -323,12 +331,26 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
         if remeasured == 0 and first_round:
             first = summarize(samples, 0, n_sets).first_round_ms
             first_rest = statistics.median(samples[n_sets:]) if len(samples) > n_sets else None
-        if remeasured >= max_remeasure or not drifted(samples[n_sets:] if first_round else samples):
+        checked_from = n_sets if first_round else 0
+        if remeasured >= max_remeasure or not drifted(samples[checked_from:]):
+            break
+        if probes is not None and _drift_follows_host(samples, checked_from, probes):
+            host_drift = 1
             break
         remeasured += 1
     result = summarize(samples, unjoined)
-    result.first_round_ms, result.first_run_ms, result.remeasured = first, first_rest, remeasured
+    result.first_round_ms, result.first_run_ms, result.remeasured, result.host_drift = first, first_rest, remeasured, host_drift
     return result
+
+
+def _drift_follows_host(samples: list[float], checked_from: int, probes: HostProbes) -> bool:
+    """Whether the run's drift (its calls from ``checked_from`` on, split in halves as
+    :func:`.timing_summary.drifted` splits them) followed the host's speed over the same halves."""
+    checked = samples[checked_from:]
+    split = checked_from + len(checked) // 2
+    first_half, second_half = probes.halves(split, checked_from)
+    return drift_follows_host(statistics.median(checked[: len(checked) // 2]), statistics.median(checked[len(checked) // 2:]),
+                              first_half, second_half)
 
 
 class _FlushedCalls:
@@ -422,8 +444,8 @@ class _FlushedCalls:
             self.firsts.append((self.issue_us[-1], spin_us))
         if trace and len(self.traced) < TRACE_MAX:
             self.traced.append([round(t, 5), round(self.issue_us[-1], 1), spin_us, first, gap])
-        if len(self.called) >= len(input_sets):  # never inside the first round: a probe delays the next call
-            self.probes.maybe()  # after the call's window and its sync: none of it is on the clock
+        # never inside the first round (a probe delays the next call); after the call's window and its sync
+        self.probes.after_call(may_probe=len(self.called) >= len(input_sets))
         return t, gap, out
 
     def recheck(self, result: Timing, input_sets: list) -> None:
@@ -493,7 +515,7 @@ def time_cuda(
             on_trials()
         t2 = _monotonic()
         result = _runs(functools.partial(calls.trial, input_sets, trace), len(input_sets), bool(warmup_sets), after_call,
-                       min_trials, max_trials, budget_s, target_rse)
+                       min_trials, max_trials, budget_s, target_rse, probes=calls.probes)
         if unjoined_suspected(result.unjoined_trials, result.n_trials):
             calls.recheck(result, input_sets)
     finally:

@@ -42,7 +42,8 @@ class Timing:
     others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
     others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
     host_probe_ms: float | None = None  # CUDA: median time of the host-speed probe between timed calls (host_speed)
-    host_probes: int = 0  # CUDA: probes behind host_probe_ms
+    host_probes: int = 0  # CUDA: probes behind host_probe_ms (the reported run's)
+    host_drift: int = 0  # CUDA: 1 where the reported run drifted between halves in step with the host's speed (kept, not measured again)
     trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
