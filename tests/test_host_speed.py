@@ -154,3 +154,33 @@ def test_waiting_for_the_hosts_full_speed(monkeypatch):
     n = host_speed._SEEN["n"]
     assert host_speed.wait_for_full_speed(max_s=0.1, every_s=0.01) is None  # no probe reaches a fastest of 1 fs
     assert host_speed._SEEN["n"] - n >= 3  # it probed while it waited
+
+
+def test_a_cpu_timing_takes_the_hosts_full_speed_and_ignores_it():
+    t = timing.time_callable(lambda a: a + 1, [[1], [2]], "cpu", min_trials=5, max_trials=5, budget_s=1.0, full_speed_ms=1.0)
+    assert t.n_trials == 5 and t.host_wait_s is None and t.host_wait_reached == 0
+
+
+@pytest.mark.gpu
+def test_a_cuda_timing_of_host_bound_calls_waits_for_the_hosts_full_speed_and_of_device_bound_ones_does_not(monkeypatch):
+    import torch
+
+    small = torch.randn(64, device="cuda")
+
+    def host_bound(a):  # 1,000 tiny kernels issued one by one: several ms of the host's time, past any spin
+        for _ in range(1000):
+            a = a + 1.0
+        return a
+
+    kw = {"min_trials": 20, "max_trials": 20, "budget_s": 5.0, "device_clock": False}
+    t = timing.time_cuda(host_bound, [[small], [small.clone()]], full_speed_ms=1e6, **kw)  # any probe is at full speed
+    assert t.host_wait_s is not None and t.host_wait_reached == 1 and t.host_wait_s < 1.0
+    monkeypatch.setattr(host_speed, "WAIT_S", 0.3)
+    t = timing.time_cuda(host_bound, [[small], [small.clone()]], full_speed_ms=1e-9, **kw)  # no probe is that fast
+    assert t.host_wait_reached == 0 and t.host_wait_s >= 0.3
+    assert t.warmup_calls > 0 and t.n_trials == 20
+    big = torch.randn(4096, 4096, device="cuda")
+    t = timing.time_cuda(lambda a: a @ a, [[big], [big.clone()]], full_speed_ms=1e-9, **kw)  # the device's time: no wait
+    assert t.host_wait_s is None and t.host_wait_reached == 0
+    t = timing.time_cuda(host_bound, [[small], [small.clone()]], **kw)  # the host's full speed unknown: no wait
+    assert t.host_wait_s is None

@@ -359,6 +359,7 @@ class PreparedProblem:
             return time_callable(
                 call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
                 budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
+                full_speed_ms=host_speed.full_speed_ms(),
             )
         finally:
             torch.set_num_threads(threads)

@@ -146,19 +146,32 @@ def at_full_speed(run_probe_ms: float | None) -> bool:
     return bool(run_probe_ms) and _SEEN["n"] >= SEEN_ENOUGH and fastest is not None and run_probe_ms <= FULL_SPEED * fastest
 
 
-def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_S) -> float | None:
+def full_speed_ms() -> float | None:
+    """The fastest probe this process has taken, once it has taken :data:`SEEN_ENOUGH` (else None):
+    what the judge tells a worker of its host's full speed (the job's ``timing.full_speed_ms``)."""
+    return _SEEN["fastest"] if _SEEN["n"] >= SEEN_ENOUGH else None
+
+
+def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_S, fastest_ms: float | None = None) -> float | None:
     """Probes the host (each counted as :func:`sample`'s) every ``every_s`` seconds until one runs at
     its full speed (:func:`at_full_speed`) or ``max_s`` (default :data:`WAIT_S`) have passed.
-    Returns the seconds waited where a probe did, None where none did in time or this process has
-    not taken enough probes to know its host's full speed (then nothing is waited). The judge waits so before it times again a
-    host-bound eager baseline it first timed on a slow host: the reference store keeps only one
-    timed at full speed, and the host's slow spells on the H200 machines last seconds."""
-    if _SEEN["n"] < SEEN_ENOUGH:
+    ``fastest_ms``: the host's full speed as another process knows it (a worker is told the judge's),
+    judged as :func:`at_full_speed` judges, instead of this process's. Returns the seconds waited
+    where a probe ran at full speed, None where none did in time or the host's full speed is not
+    known (this process has not taken enough probes, and none was given: nothing is waited).
+
+    Each CUDA timing whose calls hold much host time waits so before its timed runs, the baseline's
+    in the judge and the candidate's in its worker alike (:func:`kbench_lib.measure.timing.time_cuda`),
+    and the judge waits so before it times again a host-bound eager baseline it first timed on a
+    slow host (the reference store keeps only one timed at full speed): the host's slow spells on
+    the H200 machines last seconds."""
+    if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
         return None
     max_s = WAIT_S if max_s is None else max_s
     t0 = _monotonic()
     while True:
-        if at_full_speed(sample()):
+        ms = sample()
+        if at_full_speed(ms) if fastest_ms is None else ms <= FULL_SPEED * fastest_ms:
             return round(_monotonic() - t0, 3)
         if _monotonic() - t0 >= max_s:
             return None
@@ -175,4 +188,4 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
 
 
 __all__ = ["DRIFT_SLACK", "FULL_SPEED", "HALF_PROBES", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed",
-           "drift_follows_host", "probe_ms", "sample", "speed_ratio", "wait_for_full_speed"]
+           "drift_follows_host", "full_speed_ms", "probe_ms", "sample", "speed_ratio", "wait_for_full_speed"]

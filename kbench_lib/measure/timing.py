@@ -82,6 +82,7 @@ from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
 from .host_speed import HostProbes, drift_follows_host
+from .host_speed import wait_for_full_speed as _wait_for_full_speed
 from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
@@ -116,6 +117,8 @@ _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the la
 _GATES: dict[int, tuple[Gate | None, tuple]] = {}  # device index -> the first calls' gate, likewise
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
+REWARM_AFTER_S = 0.05  # a wait for the host longer than this is followed by a second warm-up (the GPU may have left its clocks)
+HOST_UNCOVERED_SHARE = 0.2  # calls whose host issue outlasts their spin by this share of their time wait for the host's full speed
 
 MAX_REMEASURE = 2
 SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
@@ -378,6 +381,7 @@ class _FlushedCalls:
         self.traced: list[list] = []  # trace: the timed calls (every run)
         self.called: set[int] = set()
         self.probes = HostProbes()  # the host's speed over the timed calls (host_speed), between them
+        self.warm_ms: list[float] = []  # the warm-up calls' times
         t1 = _monotonic()
         self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
                         "setup.head_start": round(t_ladder - t_flush, 4), "setup.floor": round(t1 - t_ladder, 4)}
@@ -416,7 +420,33 @@ class _FlushedCalls:
     def clock(self, args):
         """A warm-up call: (ms, output)."""
         t, _, out = self.one(args)
+        self.warm_ms.append(t)
         return t, out
+
+    def host_time_matters(self) -> bool:
+        """Whether the timed calls' time will hold host time (after :meth:`choose_spins`): the
+        settled warm-up calls (their second half) took longer to issue on the host than the spin
+        chosen for every call covers, by at least :data:`HOST_UNCOVERED_SHARE` of their time. Such
+        a call's time follows the host's speed (:mod:`.host_speed`); one whose issue the spin covers
+        does not."""
+        n = len(self.warm_ms)
+        if n < 2:
+            return False
+        spin = self.spins["every"]
+        uncovered_ms = (statistics.median(self.issue_us[n // 2:n]) - (spin.us if spin is not None else 0.0)) / 1e3
+        return uncovered_ms >= HOST_UNCOVERED_SHARE * statistics.median(self.warm_ms[n // 2:])
+
+    def wait_for_the_host(self, full_speed_ms: float | None) -> tuple[float | None, int]:
+        """Before the timed runs of calls whose time follows the host's speed: wait (at most
+        :data:`.host_speed.WAIT_S`) for a probe within :data:`.host_speed.FULL_SPEED` of
+        ``full_speed_ms``, the host's full speed as the judge knows it, so that the baseline and the
+        candidate start their runs on the host at its usual best. Returns (seconds waited, None
+        where no wait was asked; 1 where the host reached its full speed, else 0)."""
+        if not full_speed_ms or not self.host_time_matters():
+            return None, 0
+        t0 = _monotonic()
+        waited = _wait_for_full_speed(fastest_ms=full_speed_ms)
+        return round(_monotonic() - t0, 3), int(waited is not None)
 
     def choose_spins(self) -> None:
         """After the warm-up: the spin of every call from the settled host issue times, the gate (or
@@ -489,6 +519,7 @@ def time_cuda(
     on_trials=None,
     trace: bool = False,
     one_thread: bool = False,
+    full_speed_ms: float | None = None,
 ) -> Timing:
     """Time ``fn(*inputs)`` on CUDA, rotating over ``input_sets`` (see module docstring).
 
@@ -503,7 +534,11 @@ def time_cuda(
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
     spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in
     ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py). ``one_thread``: the device
-    clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`)."""
+    clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`).
+    ``full_speed_ms``: the host-speed probe's time at the host's full speed (the judge's fastest,
+    :func:`.host_speed.full_speed_ms`); where given and the calls' time is mostly the host's, the
+    timed runs begin once the host runs at that speed (at most :data:`.host_speed.WAIT_S` later:
+    ``Timing.host_wait_s``, ``Timing.host_wait_reached``)."""
     calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
     gc_was = _gc_isenabled()
@@ -511,6 +546,10 @@ def time_cuda(
     try:
         warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
         calls.choose_spins()
+        host_wait = calls.wait_for_the_host(full_speed_ms)
+        if (host_wait[0] or 0.0) > REWARM_AFTER_S:  # the GPU idled while the host was waited for: warmed up again
+            warmup_calls += _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
+            calls.choose_spins()
         if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
             on_trials()
         t2 = _monotonic()
@@ -528,6 +567,7 @@ def time_cuda(
         result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, calls.flusher,
                                                                                        one_thread)
     calls.report(result, trace)
+    result.host_wait_s, result.host_wait_reached = host_wait
     result.warmup_calls = warmup_calls
     result.phase_s = {**calls.phase_s, "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}
@@ -575,6 +615,6 @@ def time_cpu(
 def time_callable(fn, input_sets: list, device: str, **kw) -> Timing:
     if device.startswith("cuda"):
         return time_cuda(fn, input_sets, **kw)
-    for key in ("flush_l2", "device_clock", "device_calls", "head_start", "trace", "one_thread"):
+    for key in ("flush_l2", "device_clock", "device_calls", "head_start", "trace", "one_thread", "full_speed_ms"):
         kw.pop(key, None)
     return time_cpu(fn, input_sets, **kw)

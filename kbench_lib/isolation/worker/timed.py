@@ -154,6 +154,7 @@ def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward
         warmup_sets=warmup_sets,
         on_trials=draws.arm,
         **({"trace": True} if tcfg.get("trace") and device.type == "cuda" else {}),
+        **({"full_speed_ms": float(tcfg["full_speed_ms"])} if device.type == "cuda" and _positive(tcfg.get("full_speed_ms")) else {}),
     )
     t_written = _monotonic()
     result.others, result.others_cpu_s = n_others, round(max(0.0, _descendants_cpu()[1] - cpu_before), 3)
@@ -165,6 +166,10 @@ def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward
         chan.send(event="variant_timing", config=variant, timing=result.as_dict())
     kept.held.clear()
     return _timing_flags(result, kept.reused, device)
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < float("inf")
 
 
 def _write_timed_record(draws: _TimedDraws, samples: dict, backward: bool, outdir: str, variant: str | None, chan: Channel) -> None:
