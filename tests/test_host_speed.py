@@ -1,6 +1,7 @@
 """The host-speed probe (kbench_lib.measure.host_speed): sampled between timed calls at most once
 per interval, reported beside a timing, in a host-bound verdict's note and in the records."""
 import math
+import os
 
 import pytest
 
@@ -173,14 +174,40 @@ def test_a_cuda_timing_of_host_bound_calls_waits_for_the_hosts_full_speed_and_of
         return a
 
     kw = {"min_trials": 20, "max_trials": 20, "budget_s": 5.0, "device_clock": False}
+    before = os.sched_getaffinity(0)
     t = timing.time_cuda(host_bound, [[small], [small.clone()]], full_speed_ms=1e6, **kw)  # any probe is at full speed
-    assert t.host_wait_s is not None and t.host_wait_reached == 1 and t.host_wait_s < 1.0
+    assert t.host_wait_s is not None and t.host_wait_reached == 1 and t.host_wait_s < 1.0 and t.host_moved == 0
     monkeypatch.setattr(host_speed, "WAIT_S", 0.3)
     t = timing.time_cuda(host_bound, [[small], [small.clone()]], full_speed_ms=1e-9, **kw)  # no probe is that fast
-    assert t.host_wait_reached == 0 and t.host_wait_s >= 0.3
-    assert t.warmup_calls > 0 and t.n_trials == 20
+    assert t.host_wait_reached == 0 and t.host_wait_s >= 0.3 and t.host_moved == 0
+    assert t.warmup_calls > 0 and t.n_trials == 20 and os.sched_getaffinity(0) == before  # every CPU tried, then back
     big = torch.randn(4096, 4096, device="cuda")
     t = timing.time_cuda(lambda a: a @ a, [[big], [big.clone()]], full_speed_ms=1e-9, **kw)  # the device's time: no wait
     assert t.host_wait_s is None and t.host_wait_reached == 0
     t = timing.time_cuda(host_bound, [[small], [small.clone()]], **kw)  # the host's full speed unknown: no wait
     assert t.host_wait_s is None
+
+
+def test_a_thread_on_a_cpu_at_full_speed_stays_where_it_is_and_one_at_none_comes_back_as_it_was(monkeypatch):
+    before = os.sched_getaffinity(0)
+    took, cpu, was = host_speed.to_a_fast_cpu(fastest_ms=1e6)  # any probe is at full speed: not moved
+    assert took is not None and cpu is None and was is None and os.sched_getaffinity(0) == before
+    took, cpu, was = host_speed.to_a_fast_cpu(fastest_ms=1e-9, max_s=0.05)  # none is: every CPU tried, then back
+    assert (took, cpu, was) == (None, None, None) and os.sched_getaffinity(0) == before
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})
+    assert host_speed.to_a_fast_cpu() == (None, None, None)  # the full speed unknown: nothing tried
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to move between")
+def test_a_thread_on_a_slow_cpu_moves_to_one_at_full_speed_and_back_when_done(monkeypatch):
+    """The probe's speed made to depend on where the thread runs (the test decides which CPU is
+    fast): the thread is pinned to the fast one, and back_to restores its CPUs."""
+    before = os.sched_getaffinity(0)
+    fast = max(before)
+    monkeypatch.setattr(host_speed, "sample", lambda: 1.0 if os.sched_getaffinity(0) == {fast} else 3.0)
+    took, cpu, was = host_speed.to_a_fast_cpu(fastest_ms=1.0, max_s=1.0)
+    try:
+        assert cpu == fast and was == before and os.sched_getaffinity(0) == {fast} and took is not None
+    finally:
+        host_speed.back_to(was)
+    assert os.sched_getaffinity(0) == before

@@ -280,17 +280,16 @@ class PreparedProblem:
 
     def _timed_at_full_speed(self, name: str, measure, first: Timing) -> Timing:
         """A host-bound baseline the store may not keep (``first`` was timed while the host ran
-        slow), timed once more after waiting (at most :data:`host_speed.WAIT_S`) for the host's full
-        speed; of the two, the one timed on the faster host. Without this a batch that met a slow
-        spell left the baseline to every later batch to measure again: on 4x H200 (2026-11-28) 3 of
-        the 12 host-bound level-3 baselines, 4-9 s each at a 1 s budget."""
-        waited = host_speed.wait_for_full_speed()
-        if waited is None:
-            self.notes.append(f"reference store: {name} timed on a slow host and not timed again: the host did not run at "
-                              f"its full speed within {host_speed.WAIT_S:g} s (or the judge had not probed it enough to know it)")
+        slow), timed once more (the timing moves to a CPU at full speed: :func:`time_cuda`'s
+        ``full_speed_ms``); of the two, the one timed on the faster host. Without this a batch that
+        met a slow spell left the baseline to every later batch to measure again: on 4x H200
+        (2026-11-28) 3 of the 12 host-bound level-3 baselines, 4-9 s each at a 1 s budget. Not
+        where the judge does not know its host's full speed yet."""
+        if host_speed.full_speed_ms() is None:
+            self.notes.append(f"reference store: {name} not timed again: the judge has not probed its host enough to know its full speed")
             return first
         second = measure()
-        self.notes.append(f"reference store: {name} timed again after waiting {waited:.2f} s for the host's full speed "
+        self.notes.append(f"reference store: {name} timed again, its first timing on a slow host "
                           f"(probe {first.host_probe_ms} ms, then {second.host_probe_ms} ms)")
         return second if (second.host_probe_ms or float("inf")) <= (first.host_probe_ms or float("inf")) else first
 

@@ -7,7 +7,9 @@ additions took 7.3 ms in some seconds and 15.8 ms in others, in one process with
 running, pinned to one core or not; the host issue time of a level-3 LSTMP call moved with it
 (11.7 against 16.8 ms), while its device-busy time stayed at 9.1 ms (2026-11-28). Two timings of
 the same work taken in different host states differ by that much, and no clock on the GPU can
-tell why.
+tell why. Each virtual CPU flips on its own, and no CPU of the machine kept busy made a given one
+slow (an H200 machine of 16 virtual CPUs, 2026-11-28): the machine's neighbours, not kbench's own
+work, slow it.
 
 :class:`HostProbes` times :func:`probe_ms` (a loop of :data:`PROBE_LOOPS` additions, 1-3 ms)
 after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds, and never
@@ -15,16 +17,18 @@ inside the first round of calls (the first call on each input set), which the me
 reads: with probes there, the first round of a 7 us call read 42 us on an H200 (2026-11-28). The
 median of the reported run's samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
 probes come from the same code, so the ratio of the two says whether they were timed at the same
-host speed. A verdict's trust never depends on it; it decides which host-bound eager baselines the
-reference store keeps (:func:`at_full_speed`; the judge waits for the host's full speed to time one
-again: :func:`wait_for_full_speed`), and whether a run whose halves drifted apart is measured again
-(not where the probes of its halves drifted with it: :func:`drift_follows_host`).
+host speed. A verdict's trust never depends on it. It decides where a timing whose calls hold much
+host time runs its timed calls (on a CPU at the host's full speed, the judge's and the worker's
+alike: :func:`to_a_fast_cpu`), which host-bound eager baselines the reference store keeps
+(:func:`at_full_speed`), and whether a run whose halves drifted apart is measured again (not where
+the probes of its halves drifted with it: :func:`drift_follows_host`).
 
 The functions this module calls are bound at import (the worker imports it before any candidate
 code runs and checks the bindings afterwards: :mod:`kbench_lib.isolation.worker.tamper`)."""
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 
@@ -33,6 +37,8 @@ _monotonic = time.monotonic
 _median = statistics.median
 _sleep = time.sleep
 _log = math.log
+_getaffinity = getattr(os, "sched_getaffinity", None)
+_setaffinity = getattr(os, "sched_setaffinity", None)
 
 PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
@@ -159,23 +165,70 @@ def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_
     judged as :func:`at_full_speed` judges, instead of this process's. Returns the seconds waited
     where a probe ran at full speed, None where none did in time or the host's full speed is not
     known (this process has not taken enough probes, and none was given: nothing is waited).
-
-    Each CUDA timing whose calls hold much host time waits so before its timed runs, the baseline's
-    in the judge and the candidate's in its worker alike (:func:`kbench_lib.measure.timing.time_cuda`),
-    and the judge waits so before it times again a host-bound eager baseline it first timed on a
-    slow host (the reference store keeps only one timed at full speed): the host's slow spells on
-    the H200 machines last seconds."""
+    :func:`to_a_fast_cpu` waits so where threads cannot be pinned."""
     if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
         return None
     max_s = WAIT_S if max_s is None else max_s
     t0 = _monotonic()
     while True:
-        ms = sample()
-        if at_full_speed(ms) if fastest_ms is None else ms <= FULL_SPEED * fastest_ms:
+        if _fast(sample(), fastest_ms):
             return round(_monotonic() - t0, 3)
         if _monotonic() - t0 >= max_s:
             return None
         _sleep(every_s)
+
+
+def to_a_fast_cpu(fastest_ms: float | None = None, max_s: float | None = None,
+                  every_s: float = WAIT_EVERY_S) -> tuple[float | None, int | None, set | None]:
+    """Moves the calling thread from CPU to CPU of those it may use, probing on each, until one runs
+    at the host's full speed (as :func:`wait_for_full_speed` judges it), and leaves the thread
+    pinned there; at most ``max_s`` (default :data:`WAIT_S`), then back on its CPUs as they were.
+    Returns (seconds it took, the CPU, the thread's CPUs before; the last two None where the CPU it
+    was on ran at full speed: not moved) or (None, None, None) where no CPU
+    ran at full speed in time, the full speed is unknown, or threads cannot be pinned here (then
+    it waits on the CPU it is on, as :func:`wait_for_full_speed`). The caller gives the thread its
+    CPUs back (:func:`back_to`) when its timed calls are over.
+
+    On these virtual machines each virtual CPU's speed flips on its own: probing one CPU at a time
+    with nothing else of kbench's running (an H200 machine, 2026-11-28), one ran at its full speed
+    in 61% of 2 s, another in 3%, a third throughout; at the same second one GPU's worker probed at
+    1.3 ms and another's at 2.4 ms. Waiting on one CPU for its speed to come back took up to the
+    whole wait; another CPU is usually fast at that moment."""
+    if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
+        return None, None, None
+    if _getaffinity is None or _setaffinity is None:
+        return wait_for_full_speed(max_s, every_s, fastest_ms), None, None
+    t0 = _monotonic()
+    if _fast(sample(), fastest_ms):  # where it runs now: not moved
+        return round(_monotonic() - t0, 3), None, None
+    before = set(_getaffinity(0))
+    max_s = WAIT_S if max_s is None else max_s
+    try:
+        while True:
+            for cpu in sorted(before):
+                _setaffinity(0, {cpu})
+                if _fast(sample(), fastest_ms):
+                    return round(_monotonic() - t0, 3), cpu, before
+            if _monotonic() - t0 >= max_s:
+                break
+            _sleep(every_s)
+    except OSError:  # a CPU taken away meanwhile: as it was
+        pass
+    back_to(before)
+    return None, None, None
+
+
+def back_to(cpus: set | None) -> None:
+    """The calling thread back on ``cpus`` (:func:`to_a_fast_cpu`'s third value; None: nothing)."""
+    if cpus and _setaffinity is not None:
+        try:
+            _setaffinity(0, cpus)
+        except OSError:
+            pass
+
+
+def _fast(ms: float, fastest_ms: float | None) -> bool:
+    return at_full_speed(ms) if fastest_ms is None else ms <= FULL_SPEED * fastest_ms
 
 
 def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | None) -> float | None:
@@ -188,4 +241,5 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
 
 
 __all__ = ["DRIFT_SLACK", "FULL_SPEED", "HALF_PROBES", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed",
-           "drift_follows_host", "full_speed_ms", "probe_ms", "sample", "speed_ratio", "wait_for_full_speed"]
+           "back_to", "drift_follows_host", "full_speed_ms", "probe_ms", "sample", "speed_ratio", "to_a_fast_cpu",
+           "wait_for_full_speed"]

@@ -82,7 +82,8 @@ from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
 from .host_speed import HostProbes, drift_follows_host
-from .host_speed import wait_for_full_speed as _wait_for_full_speed
+from .host_speed import back_to as _back_to
+from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
 from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
@@ -382,6 +383,8 @@ class _FlushedCalls:
         self.called: set[int] = set()
         self.probes = HostProbes()  # the host's speed over the timed calls (host_speed), between them
         self.warm_ms: list[float] = []  # the warm-up calls' times
+        self.cpus_before: set | None = None  # the calling thread's CPUs while it is pinned to a fast one (wait_for_the_host)
+        self.cpu: int | None = None  # ... and that one
         t1 = _monotonic()
         self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
                         "setup.head_start": round(t_ladder - t_flush, 4), "setup.floor": round(t1 - t_ladder, 4)}
@@ -437,16 +440,22 @@ class _FlushedCalls:
         return uncovered_ms >= HOST_UNCOVERED_SHARE * statistics.median(self.warm_ms[n // 2:])
 
     def wait_for_the_host(self, full_speed_ms: float | None) -> tuple[float | None, int]:
-        """Before the timed runs of calls whose time follows the host's speed: wait (at most
-        :data:`.host_speed.WAIT_S`) for a probe within :data:`.host_speed.FULL_SPEED` of
-        ``full_speed_ms``, the host's full speed as the judge knows it, so that the baseline and the
-        candidate start their runs on the host at its usual best. Returns (seconds waited, None
-        where no wait was asked; 1 where the host reached its full speed, else 0)."""
+        """Before the timed runs of calls whose time follows the host's speed: the calling thread
+        moved to a CPU whose probe runs within :data:`.host_speed.FULL_SPEED` of ``full_speed_ms``,
+        the host's full speed as the judge knows it (:func:`.host_speed.to_a_fast_cpu`, at most
+        :data:`.host_speed.WAIT_S`), so that the baseline and the candidate start their runs on the
+        host at its usual best; :meth:`release` gives the thread its CPUs back. Returns (seconds it
+        took, None where none was asked; 1 where a CPU ran at full speed, else 0)."""
         if not full_speed_ms or not self.host_time_matters():
             return None, 0
         t0 = _monotonic()
-        waited = _wait_for_full_speed(fastest_ms=full_speed_ms)
-        return round(_monotonic() - t0, 3), int(waited is not None)
+        took, self.cpu, self.cpus_before = _to_a_fast_cpu(fastest_ms=full_speed_ms)
+        return round(_monotonic() - t0, 3), int(took is not None)
+
+    def release(self) -> None:
+        """The calling thread back on the CPUs it had before :meth:`wait_for_the_host` moved it."""
+        _back_to(self.cpus_before)
+        self.cpus_before = None
 
     def choose_spins(self) -> None:
         """After the warm-up: the spin of every call from the settled host issue times, the gate (or
@@ -547,7 +556,8 @@ def time_cuda(
         warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
         calls.choose_spins()
         host_wait = calls.wait_for_the_host(full_speed_ms)
-        if (host_wait[0] or 0.0) > REWARM_AFTER_S:  # the GPU idled while the host was waited for: warmed up again
+        if calls.cpu is not None or (host_wait[0] or 0.0) > REWARM_AFTER_S:
+            # on another CPU (cold caches), or the GPU idled while the host was waited for: warmed up again
             warmup_calls += _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
             calls.choose_spins()
         if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
@@ -558,6 +568,7 @@ def time_cuda(
         if unjoined_suspected(result.unjoined_trials, result.n_trials):
             calls.recheck(result, input_sets)
     finally:
+        calls.release()
         if gc_was:
             _gc_enable()
     t3 = _monotonic()
@@ -567,7 +578,7 @@ def time_cuda(
         result.device_ms, result.device_calls, result.device_union_ms = device_busy_ms(fn, input_sets, device_calls, calls.flusher,
                                                                                        one_thread)
     calls.report(result, trace)
-    result.host_wait_s, result.host_wait_reached = host_wait
+    result.host_wait_s, result.host_wait_reached, result.host_moved = *host_wait, int(calls.cpu is not None)
     result.warmup_calls = warmup_calls
     result.phase_s = {**calls.phase_s, "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}
