@@ -211,3 +211,17 @@ def test_a_thread_on_a_slow_cpu_moves_to_one_at_full_speed_and_back_when_done(mo
     finally:
         host_speed.back_to(was)
     assert os.sched_getaffinity(0) == before
+
+
+def test_a_process_learns_its_hosts_full_speed_on_each_of_its_cpus_once(monkeypatch):
+    monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})
+    before = os.sched_getaffinity(0)
+    seen = []
+    real = host_speed.sample
+    monkeypatch.setattr(host_speed, "sample", lambda: seen.append(frozenset(os.sched_getaffinity(0))) or real())
+    fastest = host_speed.learn_full_speed()
+    assert fastest == host_speed._SEEN["fastest"] > 0 and host_speed._SEEN["n"] >= host_speed.SEEN_ENOUGH
+    assert {next(iter(s)) for s in seen} == before and all(len(s) == 1 for s in seen)  # one CPU at a time, each of them
+    assert os.sched_getaffinity(0) == before  # and back on them all
+    n = host_speed._SEEN["n"]
+    assert host_speed.learn_full_speed() == fastest and host_speed._SEEN["n"] == n  # known: no probe more

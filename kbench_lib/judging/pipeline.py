@@ -107,7 +107,7 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
             "trace": opts.timing_trace,
             # the host's full speed as the judge knows it: the worker times a host-bound candidate from
             # a moment the host runs at it, as the judge times the baseline (measure.timing.time_cuda)
-            "full_speed_ms": host_speed.full_speed_ms() if prep.device.startswith("cuda") else None,
+            "full_speed_ms": host_speed.learn_full_speed() if prep.device.startswith("cuda") and opts.timing else None,
         },
     }
     (workdir / "job.json").write_text(json.dumps(job))

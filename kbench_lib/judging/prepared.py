@@ -285,7 +285,7 @@ class PreparedProblem:
         met a slow spell left the baseline to every later batch to measure again: on 4x H200
         (2026-11-28) 3 of the 12 host-bound level-3 baselines, 4-9 s each at a 1 s budget. Not
         where the judge does not know its host's full speed yet."""
-        if host_speed.full_speed_ms() is None:
+        if host_speed.learn_full_speed() is None:
             self.notes.append(f"reference store: {name} not timed again: the judge has not probed its host enough to know its full speed")
             return first
         second = measure()
@@ -358,7 +358,7 @@ class PreparedProblem:
             return time_callable(
                 call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
                 budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
-                full_speed_ms=host_speed.full_speed_ms(),
+                full_speed_ms=host_speed.learn_full_speed() if self.device.startswith("cuda") else None,
             )
         finally:
             torch.set_num_threads(threads)

@@ -46,6 +46,7 @@ FULL_SPEED = 1.25  # a timing whose probes' median is within this factor of the 
 SEEN_ENOUGH = 30  # ... once this process has taken at least this many probes (its fastest says little before)
 WAIT_S = 3.0  # the longest the judge waits for the host's full speed before timing a host-bound baseline again
 WAIT_EVERY_S = 0.02  # ... probing it this often
+CALIBRATION_ROUNDS = 2  # probes on each CPU when a process learns its host's full speed (learn_full_speed)
 HALF_PROBES = 3  # probes each half of a run needs before they may say its drift followed the host's speed
 DRIFT_SLACK = 1.25  # a run's drift follows the host's if it is at most this times the probes' (logarithms), the same way
 
@@ -153,9 +154,37 @@ def at_full_speed(run_probe_ms: float | None) -> bool:
 
 
 def full_speed_ms() -> float | None:
-    """The fastest probe this process has taken, once it has taken :data:`SEEN_ENOUGH` (else None):
-    what the judge tells a worker of its host's full speed (the job's ``timing.full_speed_ms``)."""
+    """The fastest probe this process has taken, once it has taken :data:`SEEN_ENOUGH` (else None;
+    :func:`learn_full_speed` takes them where too few were taken)."""
     return _SEEN["fastest"] if _SEEN["n"] >= SEEN_ENOUGH else None
+
+
+def learn_full_speed() -> float | None:
+    """:func:`full_speed_ms`, learnt first where this process has taken fewer than
+    :data:`SEEN_ENOUGH` probes: probes on each CPU the calling thread may use in turn (at least
+    :data:`CALIBRATION_ROUNDS` each, :data:`SEEN_ENOUGH` in all), the thread back on its CPUs
+    after. Each virtual CPU of these machines flips between its full speed and about half of it on
+    its own, so at any moment some CPU runs at full speed; probes all taken on one CPU in one of its
+    slow spells would pass that spell off as the host's full speed. A batch judging on three H200s
+    whose baselines all came from the reference store took one probe per job only, fewer than
+    :data:`SEEN_ENOUGH` in each GPU's judging process, so no worker knew its host's full speed and
+    none moved to a CPU at it (2026-11-28: the candidates' probes 2.4 ms against the stored
+    baselines' 1.3 ms). Where threads cannot be pinned, the probes are taken where it runs."""
+    if _SEEN["n"] < SEEN_ENOUGH:
+        cpus = sorted(_getaffinity(0)) if _getaffinity is not None and _setaffinity is not None else []
+        before = set(cpus)
+        rounds = max(CALIBRATION_ROUNDS, -(-SEEN_ENOUGH // max(1, len(cpus))))
+        try:
+            for _ in range(rounds):
+                for cpu in cpus or [None]:
+                    if cpu is not None:
+                        _setaffinity(0, {cpu})
+                    sample()
+        except OSError:  # a CPU taken away meanwhile: what was probed so far
+            pass
+        finally:
+            back_to(before)
+    return full_speed_ms()
 
 
 def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_S, fastest_ms: float | None = None) -> float | None:
@@ -241,5 +270,5 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
 
 
 __all__ = ["DRIFT_SLACK", "FULL_SPEED", "HALF_PROBES", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed",
-           "back_to", "drift_follows_host", "full_speed_ms", "probe_ms", "sample", "speed_ratio", "to_a_fast_cpu",
+           "back_to", "drift_follows_host", "full_speed_ms", "learn_full_speed", "probe_ms", "sample", "speed_ratio", "to_a_fast_cpu",
            "wait_for_full_speed"]
