@@ -7,9 +7,11 @@ additions took 7.3 ms in some seconds and 15.8 ms in others, in one process with
 running, pinned to one core or not; the host issue time of a level-3 LSTMP call moved with it
 (11.7 against 16.8 ms), while its device-busy time stayed at 9.1 ms (2026-11-28). Two timings of
 the same work taken in different host states differ by that much, and no clock on the GPU can
-tell why. Each virtual CPU flips on its own, and no CPU of the machine kept busy made a given one
-slow (an H200 machine of 16 virtual CPUs, 2026-11-28): the machine's neighbours, not kbench's own
-work, slow it.
+tell why. Each virtual CPU flips on its own: pinned to one CPU with nothing else of kbench's
+running, the probe ran at full speed 61% of 2 s on one, 3% on another, never on a third, and
+keeping any one other CPU busy did not make the first consistently slower (its median 1.16-1.82 ms
+against 1.40 ms alone; an H200 machine of 16 virtual CPUs, 2026-11-28,
+``benchmarks/host_cpus.py``): no one other CPU's load explains it.
 
 :class:`HostProbes` times :func:`probe_ms` (a loop of :data:`PROBE_LOOPS` additions, 1-3 ms)
 after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds, and never
@@ -220,7 +222,7 @@ def to_a_fast_cpu(fastest_ms: float | None = None, max_s: float | None = None,
 
     On these virtual machines each virtual CPU's speed flips on its own: probing one CPU at a time
     with nothing else of kbench's running (an H200 machine, 2026-11-28), one ran at its full speed
-    in 61% of 2 s, another in 3%, a third throughout; at the same second one GPU's worker probed at
+    61% of 2 s, another 3%, a third never; at the same second one GPU's worker probed at
     1.3 ms and another's at 2.4 ms. Waiting on one CPU for its speed to come back took up to the
     whole wait; another CPU is usually fast at that moment."""
     if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
