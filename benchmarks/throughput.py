@@ -532,13 +532,15 @@ def summary(df, wall: float, gpus: int) -> dict:
 
 
 def timed_runs(df) -> dict:
-    """How the candidates' timed runs ended: measured again for drift (``timing_remeasured``), and
-    kept though they drifted, because the host's speed drifted with them (``timing_host_drift``)."""
+    """How the candidates' timed runs went: measured again for drift (``timing_remeasured``), kept
+    though they drifted, because the host's speed drifted with them (``timing_host_drift``), and run
+    on another CPU, one at the host's full speed (``timing_host_moved``)."""
     def count(col: str, test) -> int:
         return int(df[col].map(lambda x: _num(x) is not None and test(_num(x))).sum()) if col in df else 0
 
     return {"remeasured": count("timing_remeasured", lambda x: x > 0),
-            "host_drift_kept": count("timing_host_drift", lambda x: x > 0)}
+            "host_drift_kept": count("timing_host_drift", lambda x: x > 0),
+            "moved_to_a_fast_cpu": count("timing_host_moved", lambda x: x > 0)}
 
 
 def main() -> None:

@@ -132,6 +132,9 @@ SCHEMA = pa.schema(
         # 1 where the candidate's reported run drifted between halves in step with the host's speed and
         # was kept rather than measured again (Timing.host_drift; CUDA only, null in older records)
         ("timing_host_drift", pa.int32()),
+        # 1 where the candidate's timed calls ran pinned to another CPU, one at the host's full speed
+        # (Timing.host_moved, kbench_lib.measure.host_speed.to_a_fast_cpu; CUDA only, null in older records)
+        ("timing_host_moved", pa.int32()),
     ]
 )
 
@@ -244,6 +247,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "host_probe_ms": stats.get("host_probe_ms"),
         "baseline_host_probe_ms": (v.get("baseline_stats") or {}).get("host_probe_ms"),
         "timing_host_drift": stats.get("host_drift"),
+        "timing_host_moved": stats.get("host_moved"),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

@@ -140,10 +140,12 @@ def test_a_timing_reports_the_probes_of_its_reported_run_only():
 
 
 def test_the_records_and_the_workers_report_carry_a_drift_kept_with_the_host():
-    stats = {**_t(14.0, 9.1, 1.5).as_dict(), "host_drift": 1}
+    stats = {**_t(14.0, 9.1, 1.5).as_dict(), "host_drift": 1, "host_moved": 1, "host_wait_s": 0.4, "host_wait_reached": 1}
     assert _timing_stats(stats) is stats and "host_drift" in _timing_stats({**stats, "host_drift": 0.5})
+    assert "host_moved" in _timing_stats({**stats, "host_moved": -1}) and "host_wait_s" in _timing_stats({**stats, "host_wait_s": "x"})
     v = {"problem": "p", "level": 3, "correct": True, "runtime_stats": stats, "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
-    assert row_from_verdict(v, run_id="r", model="eager")["timing_host_drift"] == 1
+    row = row_from_verdict(v, run_id="r", model="eager")
+    assert row["timing_host_drift"] == 1 and row["timing_host_moved"] == 1
 
 
 def test_waiting_for_the_hosts_full_speed(monkeypatch):
