@@ -105,8 +105,8 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
             "budget_s": opts.timing_budget_s,
             "target_rse": opts.target_rse,
             "trace": opts.timing_trace,
-            # the host's full speed as the judge knows it: the worker times a host-bound candidate from
-            # a moment the host runs at it, as the judge times the baseline (measure.timing.time_cuda)
+            # the host's full speed as the judge knows it: the worker times a host-bound candidate on a
+            # CPU running at it, as the judge times the baseline (measure.timing.time_cuda)
             "full_speed_ms": host_speed.learn_full_speed() if prep.device.startswith("cuda") and opts.timing else None,
         },
     }

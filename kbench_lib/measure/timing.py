@@ -118,8 +118,8 @@ _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the la
 _GATES: dict[int, tuple[Gate | None, tuple]] = {}  # device index -> the first calls' gate, likewise
 ISSUE_MARGIN = 1.5  # a spin at least this many times the host's issue time (p90 of settled warm-up calls)
 FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps longer (cold host path)
-REWARM_AFTER_S = 0.05  # a wait for the host longer than this is followed by a second warm-up (the GPU may have left its clocks)
-HOST_UNCOVERED_SHARE = 0.2  # calls whose host issue outlasts their spin by this share of their time wait for the host's full speed
+REWARM_AFTER_S = 0.05  # a search for a fast CPU longer than this is followed by a second warm-up (the GPU may have left its clocks)
+HOST_UNCOVERED_SHARE = 0.2  # calls whose host issue outlasts their spin by this share of their time run on a CPU at full speed
 
 MAX_REMEASURE = 2
 SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
@@ -383,7 +383,7 @@ class _FlushedCalls:
         self.called: set[int] = set()
         self.probes = HostProbes()  # the host's speed over the timed calls (host_speed), between them
         self.warm_ms: list[float] = []  # the warm-up calls' times
-        self.cpus_before: set | None = None  # the calling thread's CPUs while it is pinned to a fast one (wait_for_the_host)
+        self.cpus_before: set | None = None  # the calling thread's CPUs while it is pinned to a fast one (move_to_a_fast_cpu)
         self.cpu: int | None = None  # ... and that one
         t1 = _monotonic()
         self.phase_s = {"setup": round(t1 - t0, 4), "setup.flush": round(t_flush - t0, 4),
@@ -439,7 +439,7 @@ class _FlushedCalls:
         uncovered_ms = (statistics.median(self.issue_us[n // 2:n]) - (spin.us if spin is not None else 0.0)) / 1e3
         return uncovered_ms >= HOST_UNCOVERED_SHARE * statistics.median(self.warm_ms[n // 2:])
 
-    def wait_for_the_host(self, full_speed_ms: float | None) -> tuple[float | None, int]:
+    def move_to_a_fast_cpu(self, full_speed_ms: float | None) -> tuple[float | None, int]:
         """Before the timed runs of calls whose time follows the host's speed: the calling thread
         moved to a CPU whose probe runs within :data:`.host_speed.FULL_SPEED` of ``full_speed_ms``,
         the host's full speed as the judge knows it (:func:`.host_speed.to_a_fast_cpu`, at most
@@ -453,7 +453,7 @@ class _FlushedCalls:
         return round(_monotonic() - t0, 3), int(took is not None)
 
     def release(self) -> None:
-        """The calling thread back on the CPUs it had before :meth:`wait_for_the_host` moved it."""
+        """The calling thread back on the CPUs it had before :meth:`move_to_a_fast_cpu` moved it."""
         _back_to(self.cpus_before)
         self.cpus_before = None
 
@@ -545,9 +545,10 @@ def time_cuda(
     ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py). ``one_thread``: the device
     clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`).
     ``full_speed_ms``: the host-speed probe's time at the host's full speed (the judge's fastest,
-    :func:`.host_speed.full_speed_ms`); where given and the calls' time is mostly the host's, the
-    timed runs begin once the host runs at that speed (at most :data:`.host_speed.WAIT_S` later:
-    ``Timing.host_wait_s``, ``Timing.host_wait_reached``)."""
+    :func:`.host_speed.learn_full_speed`); where given and the calls hold host time
+    (:meth:`_FlushedCalls.host_time_matters`), the timed calls run on a CPU probing within
+    :data:`.host_speed.FULL_SPEED` of it, found before them (at most :data:`.host_speed.WAIT_S`;
+    ``Timing.host_wait_s``, ``host_wait_reached``, ``host_moved``), the thread back on its CPUs after."""
     calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
     gc_was = _gc_isenabled()
@@ -555,7 +556,7 @@ def time_cuda(
     try:
         warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
         calls.choose_spins()
-        host_wait = calls.wait_for_the_host(full_speed_ms)
+        host_wait = calls.move_to_a_fast_cpu(full_speed_ms)
         if calls.cpu is not None or (host_wait[0] or 0.0) > REWARM_AFTER_S:
             # on another CPU (cold caches), or the GPU idled while the host was waited for: warmed up again
             warmup_calls += _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)

@@ -43,8 +43,8 @@ class Timing:
     others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
     host_probe_ms: float | None = None  # CUDA: median time of the host-speed probe between timed calls (host_speed)
     host_probes: int = 0  # CUDA: probes behind host_probe_ms (the reported run's)
-    host_wait_s: float | None = None  # CUDA: seconds waited for the host's full speed before the timed runs (None: not asked to)
-    host_wait_reached: int = 0  # CUDA: 1 where that wait ended with the host at its full speed
+    host_wait_s: float | None = None  # CUDA: seconds spent finding a CPU at the host's full speed before the timed runs (None: not asked to)
+    host_wait_reached: int = 0  # CUDA: 1 where one was found
     host_moved: int = 0  # CUDA: 1 where the timed calls ran pinned to another CPU, one at full speed (host_speed.to_a_fast_cpu)
     host_drift: int = 0  # CUDA: 1 where the reported run drifted between halves in step with the host's speed (kept, not measured again)
     trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
