@@ -148,15 +148,15 @@ def test_the_records_and_the_workers_report_carry_a_drift_kept_with_the_host():
     assert row["timing_host_drift"] == 1 and row["timing_host_moved"] == 1
 
 
-def test_waiting_for_the_hosts_full_speed(monkeypatch):
+def test_looking_for_the_hosts_full_speed(monkeypatch):
     monkeypatch.setattr(host_speed, "_SEEN", {"n": 0, "fastest": None})
-    assert host_speed.wait_for_full_speed(max_s=5.0) is None and host_speed._SEEN["n"] == 0  # nothing known: no wait, no probe
+    assert host_speed.to_a_fast_cpu(max_s=5.0) == (None, None, None) and host_speed._SEEN["n"] == 0  # nothing known: no probe
     monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1e6})
-    assert host_speed.wait_for_full_speed(max_s=5.0) is not None  # any probe is within FULL_SPEED of a fastest of 1e6 ms
+    assert host_speed.to_a_fast_cpu(max_s=5.0)[0] is not None  # any probe is within FULL_SPEED of a fastest of 1e6 ms
     monkeypatch.setattr(host_speed, "_SEEN", {"n": host_speed.SEEN_ENOUGH, "fastest": 1e-9})
     n = host_speed._SEEN["n"]
-    assert host_speed.wait_for_full_speed(max_s=0.1, every_s=0.01) is None  # no probe reaches a fastest of 1 fs
-    assert host_speed._SEEN["n"] - n >= 3  # it probed while it waited
+    assert host_speed.to_a_fast_cpu(max_s=0.1, every_s=0.01) == (None, None, None)  # no probe reaches a fastest of 1 fs
+    assert host_speed._SEEN["n"] - n >= 3  # it probed while it looked
 
 
 def test_a_cpu_timing_takes_the_hosts_full_speed_and_ignores_it():

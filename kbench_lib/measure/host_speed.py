@@ -46,8 +46,8 @@ PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
 FULL_SPEED = 1.25  # a timing whose probes' median is within this factor of the fastest probe seen ran at the host's full speed
 SEEN_ENOUGH = 30  # ... once this process has taken at least this many probes (its fastest says little before)
-WAIT_S = 3.0  # the longest the judge waits for the host's full speed before timing a host-bound baseline again
-WAIT_EVERY_S = 0.02  # ... probing it this often
+WAIT_S = 3.0  # the longest a timing of host-bound calls looks for a CPU at the host's full speed (to_a_fast_cpu)
+WAIT_EVERY_S = 0.02  # ... between two rounds over the CPUs
 CALIBRATION_ROUNDS = 2  # probes on each CPU when a process learns its host's full speed (learn_full_speed)
 HALF_PROBES = 3  # probes each half of a run needs before they may say its drift followed the host's speed
 DRIFT_SLACK = 1.25  # a run's drift follows the host's if it is at most this times the probes' (logarithms), the same way
@@ -173,14 +173,12 @@ def learn_full_speed() -> float | None:
     none moved to a CPU at it (2026-11-28: the candidates' probes 2.4 ms against the stored
     baselines' 1.3 ms). Where threads cannot be pinned, the probes are taken where it runs."""
     if _SEEN["n"] < SEEN_ENOUGH:
-        cpus = sorted(_getaffinity(0)) if _getaffinity is not None and _setaffinity is not None else []
-        before = set(cpus)
-        rounds = max(CALIBRATION_ROUNDS, -(-SEEN_ENOUGH // max(1, len(cpus))))
+        before = _thread_cpus()
+        cpus = sorted(before or ())
         try:
-            for _ in range(rounds):
+            for _ in range(max(CALIBRATION_ROUNDS, -(-SEEN_ENOUGH // max(1, len(cpus))))):
                 for cpu in cpus or [None]:
-                    if cpu is not None:
-                        _setaffinity(0, {cpu})
+                    _pin(cpu)
                     sample()
         except OSError:  # a CPU taken away meanwhile: what was probed so far
             pass
@@ -189,36 +187,18 @@ def learn_full_speed() -> float | None:
     return full_speed_ms()
 
 
-def wait_for_full_speed(max_s: float | None = None, every_s: float = WAIT_EVERY_S, fastest_ms: float | None = None) -> float | None:
-    """Probes the host (each counted as :func:`sample`'s) every ``every_s`` seconds until one runs at
-    its full speed (:func:`at_full_speed`) or ``max_s`` (default :data:`WAIT_S`) have passed.
-    ``fastest_ms``: the host's full speed as another process knows it (a worker is told the judge's),
-    judged as :func:`at_full_speed` judges, instead of this process's. Returns the seconds waited
-    where a probe ran at full speed, None where none did in time or the host's full speed is not
-    known (this process has not taken enough probes, and none was given: nothing is waited).
-    :func:`to_a_fast_cpu` waits so where threads cannot be pinned."""
-    if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
-        return None
-    max_s = WAIT_S if max_s is None else max_s
-    t0 = _monotonic()
-    while True:
-        if _fast(sample(), fastest_ms):
-            return round(_monotonic() - t0, 3)
-        if _monotonic() - t0 >= max_s:
-            return None
-        _sleep(every_s)
-
-
 def to_a_fast_cpu(fastest_ms: float | None = None, max_s: float | None = None,
                   every_s: float = WAIT_EVERY_S) -> tuple[float | None, int | None, set | None]:
-    """Moves the calling thread from CPU to CPU of those it may use, probing on each, until one runs
-    at the host's full speed (as :func:`wait_for_full_speed` judges it), and leaves the thread
-    pinned there; at most ``max_s`` (default :data:`WAIT_S`), then back on its CPUs as they were.
-    Returns (seconds it took, the CPU, the thread's CPUs before; the last two None where the CPU it
-    was on ran at full speed: not moved) or (None, None, None) where no CPU
-    ran at full speed in time, the full speed is unknown, or threads cannot be pinned here (then
-    it waits on the CPU it is on, as :func:`wait_for_full_speed`). The caller gives the thread its
-    CPUs back (:func:`back_to`) when its timed calls are over.
+    """Probes (each counted as :func:`sample`'s) where the calling thread runs and then on each CPU
+    it may use in turn, pinned there, every ``every_s`` seconds, until one runs at the host's full
+    speed: within :data:`FULL_SPEED` of ``fastest_ms`` (the host's full speed as another process
+    knows it: a worker is told the judge's), or, without it, :func:`at_full_speed`. Leaves the
+    thread pinned to that CPU; after ``max_s`` (default :data:`WAIT_S`), back on its CPUs as they
+    were. Returns (seconds it took, the CPU, the thread's CPUs before; the last two None where it
+    ran at full speed where it was: not moved), or (None, None, None) where no CPU did in time or
+    the full speed is unknown (this process has taken too few probes and none was given: nothing
+    probed). Where threads cannot be pinned it probes where it runs. The caller gives the thread
+    its CPUs back (:func:`back_to`) when its timed calls are over.
 
     On these virtual machines each virtual CPU's speed flips on its own: probing one CPU at a time
     with nothing else of kbench's running (an H200 machine, 2026-11-28), one ran at its full speed
@@ -227,27 +207,34 @@ def to_a_fast_cpu(fastest_ms: float | None = None, max_s: float | None = None,
     eager control on 4x H200 at 88% and 84% within its band (the store empty, then reused)."""
     if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
         return None, None, None
-    if _getaffinity is None or _setaffinity is None:
-        return wait_for_full_speed(max_s, every_s, fastest_ms), None, None
-    t0 = _monotonic()
-    if _fast(sample(), fastest_ms):  # where it runs now: not moved
-        return round(_monotonic() - t0, 3), None, None
     max_s = WAIT_S if max_s is None else max_s
+    t0 = _monotonic()
     before = None
     try:
-        before = set(_getaffinity(0))
+        before = _thread_cpus()
         while True:
-            for cpu in sorted(before):
-                _setaffinity(0, {cpu})
+            for cpu in [None, *sorted(before or ())]:  # first where it runs (not moved), then each CPU in turn
+                _pin(cpu)
                 if _fast(sample(), fastest_ms):
-                    return round(_monotonic() - t0, 3), cpu, before
+                    return round(_monotonic() - t0, 3), cpu, before if cpu is not None else None
+            back_to(before)
             if _monotonic() - t0 >= max_s:
-                break
+                return None, None, None
             _sleep(every_s)
     except OSError:  # a CPU taken away meanwhile: as it was
-        pass
-    back_to(before)
-    return None, None, None
+        back_to(before)
+        return None, None, None
+
+
+def _thread_cpus() -> set | None:
+    """The CPUs the calling thread may use, None where threads cannot be pinned here."""
+    return set(_getaffinity(0)) if _getaffinity is not None and _setaffinity is not None else None
+
+
+def _pin(cpu: int | None) -> None:
+    """The calling thread pinned to ``cpu`` (None: left where it is)."""
+    if cpu is not None:
+        _setaffinity(0, {cpu})
 
 
 def back_to(cpus: set | None) -> None:
@@ -273,5 +260,4 @@ def speed_ratio(candidate_probe_ms: float | None, baseline_probe_ms: float | Non
 
 
 __all__ = ["DRIFT_SLACK", "FULL_SPEED", "HALF_PROBES", "PROBE_EVERY_S", "PROBE_LOOPS", "SEEN_ENOUGH", "HostProbes", "at_full_speed",
-           "back_to", "drift_follows_host", "full_speed_ms", "learn_full_speed", "probe_ms", "sample", "speed_ratio", "to_a_fast_cpu",
-           "wait_for_full_speed"]
+           "back_to", "drift_follows_host", "full_speed_ms", "learn_full_speed", "probe_ms", "sample", "speed_ratio", "to_a_fast_cpu"]

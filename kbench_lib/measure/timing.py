@@ -84,7 +84,7 @@ from .head_start import gate_for_device as _gate_for
 from .host_speed import HostProbes, drift_follows_host
 from .host_speed import back_to as _back_to
 from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
-from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, median_rse, summarize  # noqa: F401
+from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, half_medians, median_rse, summarize  # noqa: F401
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _recheck_unjoined, gap_floor, unjoined_confirmed,
     unjoined_suspected)
@@ -351,10 +351,7 @@ def _drift_follows_host(samples: list[float], checked_from: int, probes: HostPro
     """Whether the run's drift (its calls from ``checked_from`` on, split in halves as
     :func:`.timing_summary.drifted` splits them) followed the host's speed over the same halves."""
     checked = samples[checked_from:]
-    split = checked_from + len(checked) // 2
-    first_half, second_half = probes.halves(split, checked_from)
-    return drift_follows_host(statistics.median(checked[: len(checked) // 2]), statistics.median(checked[len(checked) // 2:]),
-                              first_half, second_half)
+    return drift_follows_host(*half_medians(checked), *probes.halves(checked_from + len(checked) // 2, checked_from))
 
 
 class _FlushedCalls:

@@ -84,11 +84,17 @@ def summarize(samples_ms: list[float], unjoined: int = 0, n_sets: int = 0) -> Ti
 def drifted(samples_ms: list[float], tol: float = DRIFT, floor_ms: float = DRIFT_FLOOR_MS) -> bool:
     """Whether the first and second half of a run disagree: the clock, the GPU's state or another
     process changed while it ran, so its median describes neither half."""
-    n = len(samples_ms)
-    if n < 20:
+    if len(samples_ms) < 20:
         return False
-    a, b = statistics.median(samples_ms[: n // 2]), statistics.median(samples_ms[n // 2:])
+    a, b = half_medians(samples_ms)
     return abs(a - b) > max(tol * min(a, b), floor_ms)
+
+
+def half_medians(samples_ms: list[float]) -> tuple[float, float]:
+    """The medians of a run's first and second half (the second the longer where the count is odd),
+    as :func:`drifted` compares them."""
+    n = len(samples_ms)
+    return statistics.median(samples_ms[: n // 2]), statistics.median(samples_ms[n // 2:])
 
 
 def median_rse(samples_ms: list[float]) -> float:
@@ -139,4 +145,4 @@ def _host_speeds(timed: dict | None, baseline: dict | None) -> str:
     return f"; host-speed probe {c:.3g} ms while the candidate was timed, {b:.3g} ms while the baseline was ({ratio:.3g}x)"
 
 
-__all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "host_bound", "host_bound_note", "drifted", "median_rse", "summarize"]
+__all__ = ["DRIFT", "DRIFT_FLOOR_MS", "HOST_SHARE", "Timing", "half_medians", "host_bound", "host_bound_note", "drifted", "median_rse", "summarize"]
