@@ -455,6 +455,74 @@ def test_a_slow_host_on_first_calls_is_not_read_as_memoisation_but_slow_device_w
     assert device.first_round_ms > 0.5 and device.first_round_ms > 10 * device.median_ms, device
 
 
+def test_a_first_calls_late_gap_is_excused_only_by_an_idle_gap_as_late(monkeypatch):
+    """The rule behind ``first_gap_rechecked``, without a GPU: the call's gap is judged against the
+    floor shifted by how late the idle gap taken right after it was; an idle gap at the floor
+    leaves the call timed to the sync, and never is a late idle gap taken off more than its lateness."""
+    calls = object.__new__(timing._FlushedCalls)
+    calls.device, calls.floors, calls.first_excused = None, {"first": timing.GapFloor(0.010, 0.015)}, 0
+    idle = {"ms": 0.0}
+    monkeypatch.setattr(timing, "_idle_gaps", lambda device, trials, spin: [idle["ms"]])
+    calls.raw, calls.gap = 0.007, 0.250  # 7 us on its stream, its sync's event 250 us after its end
+    idle["ms"] = 0.230  # the host as late right after it
+    assert calls.first_gap_rechecked(0.247, None) == (0.007, 0) and calls.first_excused == 1
+    idle["ms"] = 0.012  # the host on time: the gap is the call's own
+    assert calls.first_gap_rechecked(0.247, None) == (0.247, 1) and calls.first_excused == 1
+    idle["ms"] = 0.100  # late, but by less than the call's gap exceeds the floor and its margin
+    assert calls.first_gap_rechecked(0.247, None) == (0.247, 1)
+
+
+@pytest.mark.gpu
+def test_a_late_wake_up_behind_first_calls_is_the_hosts_but_first_calls_left_on_a_side_stream_are_not(monkeypatch):
+    """A slow spell of the judge's CPU over the first round (each wake-up from the device-wide sync
+    200 us late, as on a slow virtual CPU) puts every first call's gap past the floor; the idle gap
+    taken right after each is as late, so they are timed on their stream and the first round reads
+    as fast as the repeats (a false memoisation flag in the GPU tests on an H200, 2026-11-28).
+    A kernel that leaves its first calls' work on another stream outlasts that idle gap by itself,
+    in the same spell, and is still timed to the sync."""
+    import torch
+
+    from kbench_lib.measure import unjoined
+
+    spell = {"on": False}
+    real_sync = timing._synchronize
+
+    def slow_wake(device=None):
+        real_sync(device)
+        if spell["on"]:
+            time.sleep(0.0002)
+
+    monkeypatch.setattr(timing, "_synchronize", slow_wake)
+    monkeypatch.setattr(unjoined, "_synchronize", slow_wake)
+    side = torch.cuda.Stream()
+
+    def runs(first_call_work):
+        seen: set = set()
+
+        def fn(a):
+            if a.data_ptr() in seen:
+                spell["on"] = False  # the spell covers the first round only
+            else:
+                seen.add(a.data_ptr())
+                first_call_work()
+            return a * 2.0
+
+        warm = [[torch.randn(1 << 20, device="cuda")] for _ in range(2)]
+        sets = [[torch.randn(1 << 20, device="cuda")] for _ in range(5)]
+        torch.cuda.synchronize()
+        return timing.time_cuda(fn, sets, warmup_sets=warm, min_trials=100, max_trials=200, budget_s=2, device_clock=False,
+                                on_trials=lambda: spell.update(on=True))
+
+    def on_a_side_stream():
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(2_000_000)  # about a millisecond, never joined
+
+    host = runs(lambda: None)
+    hidden = runs(on_a_side_stream)
+    assert host.first_round_excused == 5 and host.first_round_ms < 1.5 * host.median_ms + 0.005, host
+    assert hidden.first_round_excused == 0 and hidden.first_round_ms > 0.5 and hidden.first_round_ms > 10 * hidden.median_ms, hidden
+
+
 def test_timed_output_samples_are_copies_that_stay_on_their_device():
     """Samples of timed outputs are cloned where the output lives (no host round trip between timed
     calls, so the GPU never idles and slows the next call), and later changes to the output do not

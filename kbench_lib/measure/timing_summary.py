@@ -38,6 +38,7 @@ class Timing:
     warmup_calls: int = 0  # calls before the timed runs (warm-up and settling)
     first_round_late: int = 0  # CUDA: first-round calls whose host issue outlasted their spin (host time in their time)
     first_round_issue_us: float | None = None  # CUDA: median host issue time of the first-round calls
+    first_round_excused: int = 0  # CUDA: first calls whose late gap behind the sync an idle gap right after them explained (timed on their stream)
     first_run_ms: float | None = None  # median of the first run's calls after its first round (the first round's peers)
     others: int = 0  # processes the candidate had running beside it when its timing began (the worker's count)
     others_cpu_s: float = 0.0  # CPU seconds they used while it was timed
