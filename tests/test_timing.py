@@ -451,8 +451,26 @@ def test_a_slow_host_on_first_calls_is_not_read_as_memoisation_but_slow_device_w
     host = timing.time_cuda(slow_host, Touched([torch.randn(1 << 20, device="cuda")] for _ in range(5)), warmup_sets=warm, min_trials=100, max_trials=200, budget_s=2, device_clock=False)
     touched.clear()
     device = timing.time_cuda(slow_device, Touched([torch.randn(1 << 20, device="cuda")] for _ in range(5)), warmup_sets=warm, min_trials=100, max_trials=200, budget_s=2, device_clock=False)
-    assert host.first_round_late == 0 and host.first_round_ms < 1.5 * host.median_ms + 0.005, host
-    assert device.first_round_ms > 0.5 and device.first_round_ms > 10 * device.median_ms, device
+    # the fastest first call, as the memoisation check reads it (the judge's own late wake-ups from
+    # the sync slowed a third of honest first calls on a loaded H200 host: their median failed here)
+    assert host.first_round_late == 0 and host.first_round_fastest_ms < 1.5 * host.median_ms + 0.005, host
+    assert device.first_round_fastest_ms > 0.5 and device.first_round_fastest_ms > 10 * device.median_ms, device
+
+
+def test_memoisation_is_read_from_the_fastest_first_call():
+    """An honest call whose first round three late wake-ups of the judge's host slowed (median 30 us,
+    fastest 7 us, repeats 7 us) is not flagged; a memoiser, slow on every first call, is."""
+    import torch
+
+    from kbench_lib.isolation.worker.timed import _timing_flags
+
+    cuda = torch.device("cuda", 0)
+    honest = timing.Timing(0.007, 0.008, 0.001, 0.007, 0.008, 0.007, 100, 0.001, 0, first_round_ms=0.030, first_round_fastest_ms=0.007)
+    memo = timing.Timing(0.010, 0.012, 0.001, 0.010, 0.012, 0.010, 100, 0.001, 0, first_round_ms=0.600, first_round_fastest_ms=0.500)
+    assert not [f for f in _timing_flags(honest, 0, cuda) if f.startswith("memoisation_suspected")]
+    assert [f for f in _timing_flags(memo, 0, cuda) if f.startswith("memoisation_suspected")]
+    older = timing.Timing(0.010, 0.012, 0.001, 0.010, 0.012, 0.010, 100, 0.001, 0, first_round_ms=0.600)  # no fastest: the median is read
+    assert [f for f in _timing_flags(older, 0, cuda) if f.startswith("memoisation_suspected")]
 
 
 def test_a_first_calls_late_gap_is_excused_only_by_an_idle_gap_as_late(monkeypatch):
@@ -519,8 +537,11 @@ def test_a_late_wake_up_behind_first_calls_is_the_hosts_but_first_calls_left_on_
 
     host = runs(lambda: None)
     hidden = runs(on_a_side_stream)
-    assert host.first_round_excused == 5 and host.first_round_ms < 1.5 * host.median_ms + 0.005, host
-    assert hidden.first_round_excused == 0 and hidden.first_round_ms > 0.5 and hidden.first_round_ms > 10 * hidden.median_ms, hidden
+    # each first call 200 us late without the re-check; with it, those the host's own late wake-ups
+    # (a third of first calls on a loaded host) did not slow further are timed on their stream
+    assert host.first_round_excused >= 1 and host.first_round_fastest_ms < 1.5 * host.median_ms + 0.005, host
+    assert hidden.first_round_excused == 0 and hidden.first_round_fastest_ms > 0.5, hidden
+    assert hidden.first_round_fastest_ms > 10 * hidden.median_ms, hidden
 
 
 def test_timed_output_samples_are_copies_that_stay_on_their_device():

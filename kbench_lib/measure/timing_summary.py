@@ -26,6 +26,7 @@ class Timing:
     rse: float  # relative standard error of the median estimate
     unjoined_trials: int = 0  # trials whose work outlived the call on another stream
     first_round_ms: float | None = None  # median of the first call on each input set
+    first_round_fastest_ms: float | None = None  # the fastest of them (the memoisation check's: a memoiser is slow on every first call)
     device_ms: float | None = None  # device-busy clock: median over profiled calls of kernel time summed over streams
     device_calls: int = 0  # profiled calls behind device_ms
     device_union_ms: float | None = None  # median over the same calls of the time any stream was busy (overlaps once)

@@ -13,7 +13,7 @@ BRIEF_KEYS = ("correct", "failure", "flags", "message", "runtime_ms", "baseline_
               "n_kernels", "custom_kernel_share", "seeds_checked", "variants_checked", "judge_s", "stage_s")
 
 TIMING_KEYS = ("n_trials", "unjoined_trials", "unjoined_recheck", "recheck_calls", "first_round_ms", "device_ms", "device_union_ms", "stream_ms",
-               "head_start_us", "late_issues", "remeasured")
+               "head_start_us", "late_issues", "remeasured", "first_round_fastest_ms", "first_round_excused")
 
 
 @dataclass(frozen=True)
