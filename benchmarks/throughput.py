@@ -534,13 +534,15 @@ def summary(df, wall: float, gpus: int) -> dict:
 def timed_runs(df) -> dict:
     """How the candidates' timed runs went: measured again for drift (``timing_remeasured``), kept
     though they drifted, because the host's speed drifted with them (``timing_host_drift``), and run
-    on another CPU, one at the host's full speed (``timing_host_moved``)."""
+    on another CPU, one at the host's full speed (``timing_host_moved``), and run again there, the
+    host having slowed during the first run (``timing_host_retried``)."""
     def count(col: str, test) -> int:
         return int(df[col].map(lambda x: _num(x) is not None and test(_num(x))).sum()) if col in df else 0
 
     return {"remeasured": count("timing_remeasured", lambda x: x > 0),
             "host_drift_kept": count("timing_host_drift", lambda x: x > 0),
-            "moved_to_a_fast_cpu": count("timing_host_moved", lambda x: x > 0)}
+            "moved_to_a_fast_cpu": count("timing_host_moved", lambda x: x > 0),
+            "run_again_at_full_speed": count("timing_host_retried", lambda x: x > 0)}
 
 
 def main() -> None:

@@ -135,6 +135,9 @@ SCHEMA = pa.schema(
         # 1 where the candidate's timed calls ran pinned to another CPU, one at the host's full speed
         # (Timing.host_moved, kbench_lib.measure.host_speed.to_a_fast_cpu; CUDA only, null in older records)
         ("timing_host_moved", pa.int32()),
+        # 1 where the candidate's run was run again on a CPU at the host's full speed, its host having
+        # slowed during the first (Timing.host_retried; CUDA only, null in older records)
+        ("timing_host_retried", pa.int32()),
     ]
 )
 
@@ -248,6 +251,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "baseline_host_probe_ms": (v.get("baseline_stats") or {}).get("host_probe_ms"),
         "timing_host_drift": stats.get("host_drift"),
         "timing_host_moved": stats.get("host_moved"),
+        "timing_host_retried": stats.get("host_retried"),
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

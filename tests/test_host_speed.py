@@ -140,12 +140,13 @@ def test_a_timing_reports_the_probes_of_its_reported_run_only():
 
 
 def test_the_records_and_the_workers_report_carry_a_drift_kept_with_the_host():
-    stats = {**_t(14.0, 9.1, 1.5).as_dict(), "host_drift": 1, "host_moved": 1, "host_wait_s": 0.4, "host_wait_reached": 1}
+    stats = {**_t(14.0, 9.1, 1.5).as_dict(), "host_drift": 1, "host_moved": 1, "host_wait_s": 0.4, "host_wait_reached": 1, "host_retried": 1}
     assert _timing_stats(stats) is stats and "host_drift" in _timing_stats({**stats, "host_drift": 0.5})
     assert "host_moved" in _timing_stats({**stats, "host_moved": -1}) and "host_wait_s" in _timing_stats({**stats, "host_wait_s": "x"})
     v = {"problem": "p", "level": 3, "correct": True, "runtime_stats": stats, "baseline_stats": _t(20.0, 9.2, 2.9).as_dict()}
     row = row_from_verdict(v, run_id="r", model="eager")
-    assert row["timing_host_drift"] == 1 and row["timing_host_moved"] == 1
+    assert row["timing_host_drift"] == 1 and row["timing_host_moved"] == 1 and row["timing_host_retried"] == 1
+    assert "host_retried" in _timing_stats({**stats, "host_retried": 1.5})
 
 
 def test_looking_for_the_hosts_full_speed(monkeypatch):
@@ -188,6 +189,46 @@ def test_a_cuda_timing_of_host_bound_calls_waits_for_the_hosts_full_speed_and_of
     assert t.host_wait_s is None and t.host_wait_reached == 0
     t = timing.time_cuda(host_bound, [[small], [small.clone()]], **kw)  # the host's full speed unknown: no wait
     assert t.host_wait_s is None
+
+
+@pytest.mark.gpu
+def test_a_host_bound_run_whose_host_slowed_is_run_again_on_a_cpu_at_full_speed(monkeypatch):
+    """The host's speed made to follow the test: full speed when a CPU is looked for, slow over the
+    first timed run (its CPU slowed after it was found). The run is run again once on a CPU found at
+    full speed, and that run is reported with its own probes; where no CPU is found the second time,
+    the first run stands; a run whose host stayed at full speed is not run again."""
+    import torch
+
+    small = torch.randn(64, device="cuda")
+
+    def host_bound(a):  # 1,000 tiny kernels issued one by one: several ms of the host's time, past any spin
+        for _ in range(1000):
+            a = a + 1.0
+        return a
+
+    host = {"slow": False, "found_again": True}
+    monkeypatch.setattr(host_speed, "probe_ms", lambda loops=host_speed.PROBE_LOOPS: 3.0 if host["slow"] else 1.0)
+    real_sample = host_speed.sample
+
+    def looked_for():  # a search for a fast CPU probes through sample()
+        if host["slow"] and host["found_again"]:
+            host["slow"] = False
+        return real_sample()
+
+    monkeypatch.setattr(host_speed, "sample", looked_for)
+    monkeypatch.setattr(host_speed, "WAIT_S", 0.2)
+    kw = {"min_trials": 20, "max_trials": 20, "budget_s": 5.0, "device_clock": False, "full_speed_ms": 1.0,
+          "on_trials": lambda: host.update(slow=True)}
+    sets = [[small], [small.clone()]]
+    t = timing.time_cuda(host_bound, sets, warmup_sets=[[small.clone()]], **kw)
+    assert t.host_retried == 1 and t.host_probe_ms == 1.0 and t.host_wait_reached == 1 and t.n_trials == 20, t
+    assert t.first_round_ms is not None  # the first run's first round, carried over
+    host["found_again"] = False
+    t = timing.time_cuda(host_bound, sets, **kw)
+    assert t.host_retried == 0 and t.host_probe_ms == 3.0 and t.host_wait_reached == 0 and t.host_wait_s >= 0.2, t
+    host["slow"] = False
+    t = timing.time_cuda(host_bound, sets, **{**kw, "on_trials": None})
+    assert t.host_retried == 0 and t.host_probe_ms == 1.0 and t.host_wait_reached == 1, t
 
 
 def test_a_thread_on_a_cpu_at_full_speed_stays_where_it_is_and_one_at_none_comes_back_as_it_was(monkeypatch):

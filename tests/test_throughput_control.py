@@ -77,6 +77,7 @@ def test_timed_runs_count_the_runs_measured_again_and_those_kept_with_the_host()
     df = pd.DataFrame([{"timing_remeasured": 1, "timing_host_drift": 0}, {"timing_remeasured": 0, "timing_host_drift": 1},
                        {"timing_remeasured": 2, "timing_host_drift": 1}, {"timing_remeasured": None, "timing_host_drift": None}])
     df["timing_host_moved"] = [1, 0, None, 1]
-    assert throughput.timed_runs(df) == {"remeasured": 2, "host_drift_kept": 2, "moved_to_a_fast_cpu": 2}
-    older = df.drop(columns=["timing_host_drift", "timing_host_moved"])
-    assert throughput.timed_runs(older) == {"remeasured": 2, "host_drift_kept": 0, "moved_to_a_fast_cpu": 0}
+    df["timing_host_retried"] = [0, 1, None, None]
+    assert throughput.timed_runs(df) == {"remeasured": 2, "host_drift_kept": 2, "moved_to_a_fast_cpu": 2, "run_again_at_full_speed": 1}
+    older = df.drop(columns=["timing_host_drift", "timing_host_moved", "timing_host_retried"])
+    assert throughput.timed_runs(older) == {"remeasured": 2, "host_drift_kept": 0, "moved_to_a_fast_cpu": 0, "run_again_at_full_speed": 0}

@@ -38,7 +38,7 @@ _TIMING_PARTS = ("inputs", "setup", "warmup", "trials", "device_clock", "write")
 _STAT_NUMBERS = ("mean_ms", "std_ms", "p10_ms", "p90_ms", "min_ms", "rse", "first_round_ms", "device_ms", "device_union_ms", "stream_ms", "head_start_us",
                  "first_round_issue_us", "first_run_ms", "others_cpu_s", "host_probe_ms", "host_wait_s", "first_round_fastest_ms")
 _STAT_COUNTS = ("n_trials", "unjoined_trials", "device_calls", "remeasured", "warmup_calls", "late_issues", "first_round_late", "others", "host_probes",
-                "host_drift", "host_wait_reached", "host_moved", "first_round_excused")
+                "host_drift", "host_wait_reached", "host_moved", "first_round_excused", "host_retried")
 
 
 def _timing_stats(stats) -> dict | str:

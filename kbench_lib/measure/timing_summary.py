@@ -49,6 +49,7 @@ class Timing:
     host_wait_reached: int = 0  # CUDA: 1 where one was found
     host_moved: int = 0  # CUDA: 1 where the timed calls ran pinned to another CPU, one at full speed (host_speed.to_a_fast_cpu)
     host_drift: int = 0  # CUDA: 1 where the reported run drifted between halves in step with the host's speed (kept, not measured again)
+    host_retried: int = 0  # CUDA: 1 where a run of host-bound calls that ran slow was run again on a CPU at full speed (the reported run)
     trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 
