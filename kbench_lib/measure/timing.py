@@ -570,7 +570,9 @@ def time_cuda(
     :func:`.host_speed.learn_full_speed`); where given and the calls hold host time
     (:meth:`_FlushedCalls.host_time_matters`), the timed calls run on a CPU probing within
     :data:`.host_speed.FULL_SPEED` of it, found before them (at most :data:`.host_speed.WAIT_S`;
-    ``Timing.host_wait_s``, ``host_wait_reached``, ``host_moved``), the thread back on its CPUs after."""
+    ``Timing.host_wait_s``, ``host_wait_reached``, ``host_moved``), the thread back on its CPUs after;
+    a run whose probes say that CPU slowed is run once more on one found at full speed again
+    (:func:`_again_on_a_fast_cpu`, ``Timing.host_retried``)."""
     calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
     gc_was = _gc_isenabled()
@@ -633,9 +635,9 @@ def _again_on_a_fast_cpu(calls: _FlushedCalls, run, first: Timing, full_speed_ms
     search's seconds added to ``host_wait`` and whether it found one), or (None, ``host_wait``
     so updated) where no CPU ran at full speed within :data:`.host_speed.WAIT_S`: ``first``
     stands. The baseline and the candidate alike: on 4x H200
-    (2026-11-28) 8 of the 11 level-3 eager candidates outside the control's band in two passes had
-    been timed on a host 1.3-1.8x slower than their baseline's, 7 of them after moving to a fast CPU
-    that slowed during the run."""
+    (2026-11-28, four passes at ``657404a`` and ``3aa9173``) 11 of the 18 level-3 eager candidates
+    outside the control's band had been timed on a host 1.32-1.78x slower than their baseline's
+    (probe medians), 7 of them after moving to a CPU found at full speed."""
     calls.release()
     searched, reached = calls.move_to_a_fast_cpu(full_speed_ms)
     host_wait = (round((host_wait[0] or 0.0) + (searched or 0.0), 3), reached)
