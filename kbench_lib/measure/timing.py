@@ -31,6 +31,11 @@ read over 1.5x the median without being late, against 6 of 90 at the spins chose
 trace recorded it, such calls had been timed to the device-wide sync (measured on the H100, 2026-11-27).
 In a later run on two H100s (2026-11-27) the same candidate's five first calls were all late again behind the longer spin
 (0.395 ms against 0.029 ms repeats: a false flag in the GPU tests); hence the gate (added 2026-11-27).
+Behind the gate the judge's own host can still come late: a first call whose event after the
+device-wide sync is late is judged again against an idle gap taken right after it
+(:meth:`_FlushedCalls.first_gap_rechecked`), and the memoisation check reads the fastest first call
+(``Timing.first_round_fastest_ms``): on a loaded 4x H200 host (2026-11-28) late wake-ups slowed a
+third of an honest call's first calls (benchmarks/first_round_wakeups.py).
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
