@@ -214,7 +214,7 @@ def _timing_flags(result: timing.Timing, reused: int, device: torch.device) -> l
     # first call is read, not their median: a memoiser misses on every first call, while the judge's
     # host, waking late from the sync behind a first call, slowed 35 of 100 honest first calls (3 of 5
     # in 6 of 20 first rounds) on a loaded 4x H200 host, 10 of 100 after the idle-gap re-check
-    # (timing._FlushedCalls.first_gap_rechecked; .devrun-style probe, 2026-11-28)
+    # (timing._FlushedCalls.first_gap_rechecked; benchmarks/first_round_wakeups.py, 2026-11-28)
     fastest = result.first_round_fastest_ms if result.first_round_fastest_ms is not None else result.first_round_ms
     if (device.type == "cuda" and fastest and result.median_ms < MEMO_RATIO * fastest and fastest - result.median_ms > MEMO_MIN_MS):
         late = f" ({result.first_round_late} of them issued late)" if result.first_round_late else ""
