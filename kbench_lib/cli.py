@@ -44,6 +44,16 @@ def _protocol(name: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _flag_policy(name: str) -> str:
+    """argparse type of ``--trust``: a one-line error listing the choices for any other name."""
+    from .flags import UnknownFlagPolicy, check_policy
+
+    try:
+        return check_policy(name)
+    except UnknownFlagPolicy as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", help="cuda, cpu or auto (default: cuda when available)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
@@ -65,9 +75,10 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-reference-store", action="store_true",
                    help="measure the eager baseline and the reference's profile again rather than read them from the reference store "
                         "(on a GPU, $KBENCH_REFERENCE_STORE or $KBENCH_CACHE/reference; docs/JUDGING.md)")
-    p.add_argument("--protocol", type=_protocol, default="kbench", metavar="{kbench,kernelbench,kernelbench-v0}",
-                   help="which configurations at which tolerance decide correct: kbench (every configuration; default), kernelbench "
-                        "(the declared shape, fp32 1e-4), kernelbench-v0 (the declared shape, 1e-2 for every precision); every "
+    p.add_argument("--protocol", type=_protocol, default="kbench", metavar="{kbench,kernelbench,kernelbench-v0,cuda-l1}",
+                   help="which configurations at which tolerance decide correct: kbench (every configuration in training mode; "
+                        "default), kernelbench (the declared shape, fp32 1e-4), kernelbench-v0 (the declared shape, 1e-2 for every "
+                        "precision), cuda-l1 (the declared shape in eval mode under no_grad, 1e-2; timed in eval mode); every "
                         "configuration is checked and recorded whatever it is (docs/PROTOCOLS.md)")
 
 
@@ -87,8 +98,11 @@ def cmd_eval(a) -> int:
     except JudgeError as e:
         print(f"kbench eval: the judge could not run: {e}", file=sys.stderr)
         return 3
+    from .flags import classes
+
     d = verdict.to_dict()
     d["timing"] = _timing_kind(verdict)
+    d["flag_classes"] = classes(verdict.flags)  # cheat, hazard or shortcut, one per flag (docs/THREAT_MODEL.md)
     if a.json:
         print(json.dumps(d, default=str))
     else:
@@ -126,13 +140,14 @@ def _checks_line(verdict, problem) -> str:
 
 
 def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
+    from .flags import flag_class
     from .metrics import TIMING_KINDS
 
     status = "CORRECT" if verdict.correct else f"FAILED ({verdict.failure})"
     lines = [f"{problem.key}  [{candidate.backend} on {verdict.device_name}, {verdict.precision}]  {status}"]
     if verdict.message:
         lines.append(textwrap.indent(verdict.message.strip()[:2000], "  "))
-    lines += [f"  FLAG {f}" for f in verdict.flags]
+    lines += [f"  FLAG [{flag_class(f)}] {f}" for f in verdict.flags]
     if verdict.runtime_ms is not None and kind == "gpu":
         lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   speedup {verdict.speedup:.3g}x")
         if verdict.speedup_compile is not None:
@@ -151,19 +166,21 @@ def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
 
 def _config_lines(verdict) -> list[str]:
     """One line per configuration checked (or not), under the verdict's protocol."""
-    from .protocols import config_state, in_scope
+    from .protocols import ENVELOPES, config_state, scoped
 
     if not verdict.configs:
         return []
+    deciding = {c.get("config") for c in scoped(verdict.protocol, verdict.configs)}
     lines = [f"  configurations (protocol {verdict.protocol}; * decides correct):"]
     for c in verdict.configs:
-        mark = "*" if in_scope(verdict.protocol, c) else " "
-        state = config_state(c)
+        mark = "*" if c["config"] in deciding else " "
+        state = f"follows {c['follows']}" if c.get("follows") else config_state(c)
         need = "" if c["tol_needed"] is None else f"  tol_needed {c['tol_needed']:.3g}"
         err = "" if c["max_abs_err"] is None else f"  max abs err {c['max_abs_err']:.3g}"
-        ref = "" if c.get("ref_tf32_tol") is None else f"  reference with TF32 {c['ref_tf32_tol']:.3g}"
+        ref = "".join(f"  reference in {name} {c[field]:.3g}" for field, name in ENVELOPES if c.get(field) is not None)
         why = f"  ({c['reason']})" if not c["checked"] and c.get("reason") else ""
-        lines.append(f"   {mark} {c['config']:<24} {c['kind']:<8} {state}{need}{err}{ref}{why}")
+        note = f"  [{c['note']}]" if c.get("note") else ""
+        lines.append(f"   {mark} {c['config']:<24} {c['kind']:<8} {state}{need}{err}{ref}{why}{note}")
     return lines
 
 
@@ -233,10 +250,13 @@ def cmd_run(a) -> int:
         print(f"kbench run: {e}", file=sys.stderr)
         print(f"kbench run: verdicts already recorded are kept; --run-id {run_id} resumes this run", file=sys.stderr)
         return 4
-    n_ok = sum(r["trusted"] for r in rows)
-    print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} correct and unflagged")
+    from .flags import trusted
+
+    n_ok = sum(trusted(r["correct"], r["flags"], a.trust) for r in rows)
+    words = "correct and unflagged" if a.trust == "strict" else f"trusted under {a.trust} (correct, no cheat flag)"
+    print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} {words}")
     if a.json:
-        print(json.dumps({"run_id": run_id, "n": len(rows), "trusted": n_ok}))
+        print(json.dumps({"run_id": run_id, "n": len(rows), "trusted": n_ok, "trust": a.trust}))
     return 0
 
 
@@ -413,6 +433,9 @@ def _add_run_command(sub) -> None:
                         "started on this machine, else a new local one (docs/CLUSTER.md)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--trust", type=_flag_policy, default="strict", metavar="{strict,no-cheat}",
+                   help="which flags make a correct result untrusted in the printed count: strict (any flag; default) or no-cheat "
+                        "(cheat-class flags only; hazards and shortcuts count); records keep every flag (docs/THREAT_MODEL.md)")
     _add_strategy_args(p)
     _add_judge_args(p)
     p.set_defaults(fn=cmd_run)

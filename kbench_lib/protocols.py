@@ -43,22 +43,28 @@ from __future__ import annotations
 
 import math
 
-PROTOCOLS = ("kbench", "kernelbench", "kernelbench-v0")
+PROTOCOLS = ("kbench", "kernelbench", "kernelbench-v0", "cuda-l1")
 DEFAULT = "kbench"
 KBENCH_TOLERANCE = {"fp32": 1e-4, "bf16": 1e-2, "fp16": 1e-2}
-_TOLERANCES = {"kbench": KBENCH_TOLERANCE, "kernelbench": KBENCH_TOLERANCE,
-               "kernelbench-v0": {"fp32": 1e-2, "bf16": 1e-2, "fp16": 1e-2}}
+_LOOSE = {"fp32": 1e-2, "bf16": 1e-2, "fp16": 1e-2}
+_TOLERANCES = {"kbench": KBENCH_TOLERANCE, "kernelbench": KBENCH_TOLERANCE, "kernelbench-v0": _LOOSE, "cuda-l1": _LOOSE}
 _DEFAULT_ONLY = {"kernelbench", "kernelbench-v0"}
+_EVAL_MODE = {"cuda-l1"}  # decided by the default configuration's eval configuration, timed in eval mode
 DESCRIPTIONS = {
-    "kbench": "every configuration (default, declared and derived variants); fp32 1e-4, fp16/bf16 1e-2",
-    "kernelbench": "the declared shape only; fp32 1e-4, fp16/bf16 1e-2 (upstream KernelBench's current rule)",
-    "kernelbench-v0": "the declared shape only; atol=rtol=1e-2 for every precision (upstream's first release)",
+    "kbench": "every configuration in training mode (default, declared and derived variants); fp32 1e-4, fp16/bf16 1e-2",
+    "kernelbench": "the declared shape only, training mode; fp32 1e-4, fp16/bf16 1e-2 (upstream KernelBench's current rule)",
+    "kernelbench-v0": "the declared shape only, training mode; atol=rtol=1e-2 for every precision (upstream's first release)",
+    "cuda-l1": "the declared shape only, eval mode under no_grad; atol=rtol=1e-2 for every precision (CUDA-L1's harness)",
 }
-# a failing configuration's error within this many times the reference's own TF32 error is read as
-# reduced precision (TF32 or approximate arithmetic), not as a wrong kernel: two TF32 GEMMs that sum
-# in another order differ from fp32 by errors of the same size, not the same errors
+# a failing configuration's error within this many times the reference's own error in reduced
+# numerics is read as reduced precision, not as a wrong kernel: two TF32 GEMMs that sum in another
+# order differ from fp32 by errors of the same size, not the same errors
 ENVELOPE = 4.0
-CAUSES = ("shape_specialisation", "reduced_precision")
+# the envelopes, narrowest first: the reference's own error with TF32 on, then under autocast to
+# fp16 and to bf16 (kbench_lib.judging.tf32.NUMERICS), each a field of a configuration's result
+ENVELOPES = (("ref_tf32_tol", "TF32"), ("ref_fp16_tol", "fp16 autocast"), ("ref_bf16_tol", "bf16 autocast"))
+CAUSES = ("eval_mode_only", "shape_specialisation", "reduced_precision", "no_code")
+NO_EVAL_RESULT = "the record holds no eval-mode result (judged before kbench checked modes): not read under cuda-l1"
 
 
 class UnknownProtocol(ValueError):
@@ -86,6 +92,12 @@ def loosest_tolerance(precision: str) -> float:
     return max(tolerance(p, precision) for p in PROTOCOLS)
 
 
+def timed_mode(protocol: str | None) -> str:
+    """The mode a judgement under ``protocol`` times the candidate and the baseline in: ``eval``
+    under a protocol decided in eval mode, else ``train``."""
+    return "eval" if check(protocol) in _EVAL_MODE else "train"
+
+
 def may_pass(config: dict, precision: str) -> bool:
     """Whether ``config`` passes under some protocol (within the loosest tolerance): what the judge
     times, and re-checks with its guards, so that any protocol can read the run."""
@@ -93,8 +105,34 @@ def may_pass(config: dict, precision: str) -> bool:
 
 
 def in_scope(protocol: str, config: dict) -> bool:
-    """Whether ``config`` decides correctness under ``protocol``."""
-    return config.get("kind") == "default" or check(protocol) not in _DEFAULT_ONLY
+    """Whether ``config`` decides correctness under ``protocol`` (read :func:`scoped` for a
+    judgement's configurations: under ``cuda-l1`` an eval configuration may stand in for another)."""
+    p, kind = check(protocol), config.get("kind")
+    if p in _EVAL_MODE:
+        return kind == "eval"
+    return kind != "eval" and (kind == "default" or p not in _DEFAULT_ONLY)
+
+
+def scoped(protocol: str, configs: list[dict]) -> list[dict]:
+    """The configurations that decide correctness under ``protocol``, as it reads them. Under
+    ``cuda-l1``: the eval configuration; where it ``follows`` another (the reference does not depend
+    on ``training``, or failed in eval mode), that one's result under the eval configuration's name;
+    where the record has none (judged before modes existed), one not checked, saying why."""
+    if check(protocol) not in _EVAL_MODE:
+        return [c for c in configs if in_scope(protocol, c)]
+    entry = next((c for c in configs if c.get("kind") == "eval"), None)
+    if entry is None:
+        default = next((c for c in configs if c.get("kind") == "default"), None)
+        if default is None:
+            return []
+        return [{**default, "config": f"{default.get('config')}/eval", "kind": "eval", "checked": False, "passed": False,
+                 "failure": None, "hard_failure": None, "tol_needed": None, "message": None, "reason": NO_EVAL_RESULT}]
+    followed = entry.get("follows")
+    if followed:
+        source = next((c for c in configs if c.get("config") == followed), None)
+        if source is not None:
+            return [{**source, "config": entry.get("config"), "kind": "eval", "note": entry.get("reason")}]
+    return [entry]
 
 
 def config_passes(config: dict, tol: float) -> bool:
@@ -119,21 +157,37 @@ def config_state(config: dict) -> str:
     return "not checked" if not config.get("checked") else (config.get("failure") or "failed")
 
 
+def envelope(config: dict) -> str | None:
+    """The narrowest envelope (:data:`ENVELOPES`) that holds a failure by the size of the error
+    alone: its name (``TF32``, ``fp16 autocast``, ``bf16 autocast``), or None."""
+    t = config.get("tol_needed")
+    if not (config.get("checked") and not config.get("hard_failure") and t is not None and _finite(t)):
+        return None
+    for field, name in ENVELOPES:
+        ref = config.get(field)
+        if ref is not None and _finite(ref) and ref > 0 and t <= ENVELOPE * ref:
+            return name
+    return None
+
+
 def within_envelope(config: dict) -> bool:
-    """A failure by the size of the error alone, within what the reference makes with TF32 on."""
-    t, ref = config.get("tol_needed"), config.get("ref_tf32_tol")
-    return (bool(config.get("checked")) and not config.get("hard_failure") and t is not None and ref is not None
-            and _finite(t) and _finite(ref) and ref > 0 and t <= ENVELOPE * ref)
+    """A failure by the size of the error alone, within what the reference makes in reduced numerics."""
+    return envelope(config) is not None
 
 
 def decide(configs: list[dict], precision: str, protocol: str) -> dict:
     """``correct``, ``failure``, ``cause`` and ``message`` of a judgement's configurations under
     ``protocol``. ``failure`` is the first failing configuration's (the default's first), never a
-    cause; ``message`` names that configuration. With no configuration at all: not correct."""
+    cause; ``message`` names that configuration. With no configuration at all: not correct.
+
+    Causes, the first that applies: ``eval_mode_only`` (the declared shape fails in training mode
+    and passes in eval mode, at the protocol's tolerance), ``reduced_precision`` (every failing
+    configuration within an envelope), ``shape_specialisation`` (the declared shape passes, a
+    variant fails), else the failure category."""
     tol = tolerance(protocol, precision)
-    scoped = [c for c in configs if in_scope(protocol, c)]
-    failing = [c for c in scoped if not config_passes(c, tol)]
-    default = next((c for c in scoped if c.get("kind") == "default"), None)
+    decided = scoped(protocol, configs)
+    failing = [c for c in decided if not config_passes(c, tol)]
+    default = next((c for c in decided if c.get("kind") in ("default", "eval")), None)
     if default is None:
         return {"correct": False, "failure": "crash", "cause": "crash", "message": "no result for the default configuration"}
     if not failing:
@@ -142,10 +196,18 @@ def decide(configs: list[dict], precision: str, protocol: str) -> dict:
     first = checked_failing[0] if checked_failing else failing[0]  # an unchecked one only ever follows a failed one
     failure = config_failure(first, tol)
     message = _message(first, tol)
-    if checked_failing and all(within_envelope(c) for c in checked_failing):
+    evald = next((c for c in configs if c.get("kind") == "eval" and not c.get("follows")), None)
+    names = [envelope(c) for c in checked_failing]
+    if default in failing and default.get("kind") == "default" and evald is not None and config_passes(evald, tol):
+        cause = "eval_mode_only"
+        message += f"; passes in eval mode ({evald.get('config')}): right only as the model computes in eval mode"
+    elif checked_failing and all(names):
         cause = "reduced_precision"
-        message += (f"; within {ENVELOPE:g}x the error the reference itself makes with TF32 on "
-                    f"({first['ref_tf32_tol']:.3g}): reduced precision (TF32 or approximate arithmetic)")
+        order = [n for _, n in ENVELOPES]
+        widest = max(names, key=order.index)
+        ref = first.get(ENVELOPES[order.index(names[0])][0])
+        message += (f"; within {ENVELOPE:g}x the error the reference itself makes in {widest} "
+                    f"({_g(ref) if len(set(names)) == 1 else 'per configuration'}): reduced precision")
     elif default not in failing:
         cause = "shape_specialisation"
         message += "; the declared shape passes: the kernel is specialised to it"
@@ -180,5 +242,6 @@ def _finite(x) -> bool:
         return False
 
 
-__all__ = ["CAUSES", "DEFAULT", "DESCRIPTIONS", "ENVELOPE", "PROTOCOLS", "UnknownProtocol", "check", "config_failure",
-           "config_passes", "config_state", "decide", "in_scope", "loosest_tolerance", "may_pass", "tolerance", "within_envelope"]
+__all__ = ["CAUSES", "DEFAULT", "DESCRIPTIONS", "ENVELOPE", "ENVELOPES", "NO_EVAL_RESULT", "PROTOCOLS", "UnknownProtocol", "check",
+           "config_failure", "config_passes", "config_state", "decide", "envelope", "in_scope", "loosest_tolerance", "may_pass",
+           "scoped", "timed_mode", "tolerance", "within_envelope"]

@@ -26,6 +26,11 @@ CONFIGS = pa.list_(pa.struct([
     ("config", pa.string()), ("kind", pa.string()), ("checked", pa.bool_()), ("passed", pa.bool_()), ("failure", pa.string()),
     ("hard_failure", pa.string()), ("message", pa.string()), ("reason", pa.string()), ("tol_needed", pa.float64()),
     ("max_abs_err", pa.float64()), ("ref_tf32_tol", pa.float64()), ("sets", pa.int32()),
+    # the mode dimension (kbench_lib.judging.modes): the configuration's mode ("train", "eval"), the
+    # configuration whose result stands for it where it was not checked itself, and what the
+    # candidate did with ``training``; the reference's own errors under fp16 and bf16 autocast
+    ("mode", pa.string()), ("follows", pa.string()), ("note", pa.string()),
+    ("ref_fp16_tol", pa.float64()), ("ref_bf16_tol", pa.float64()),
 ]))
 CONFIG_FIELDS = [f.name for f in CONFIGS.value_type]
 
@@ -138,6 +143,12 @@ SCHEMA = pa.schema(
         # 1 where the candidate's run was run again on a CPU at the host's full speed, its host having
         # slowed during the first (Timing.host_retried; CUDA only, null in older records)
         ("timing_host_retried", pa.int32()),
+        # a published claim about this kernel, where the candidate came from a corpus that makes one
+        # (null elsewhere): the speedup claimed, who claimed it and on what ("cuda-l1:h100"), and
+        # what it was claimed over ("eager" PyTorch, "torch.compile", ...)
+        ("claim_speedup", pa.float64()),
+        ("claim_source", pa.string()),
+        ("claim_baseline", pa.string()),
     ]
 )
 
@@ -168,7 +179,7 @@ def _configs_column(configs: list | None):
     for c in configs:
         row = {k: c.get(k) for k in CONFIG_FIELDS}
         row["message"] = truncate(row["message"], 1000)
-        for k in ("tol_needed", "max_abs_err", "ref_tf32_tol"):
+        for k in ("tol_needed", "max_abs_err", "ref_tf32_tol", "ref_fp16_tol", "ref_bf16_tol"):
             row[k] = None if row[k] is None else float(row[k])
         out.append(row)
     return out

@@ -76,3 +76,47 @@ def test_device_busy_far_beyond_the_timed_clock_is_unjoined_work():
     honest = v(0.2, 0.19)
     honest.runtime_stats["stream_ms"] = 0.198
     assert runtime_flags(honest, None) == []
+
+
+def _names(src: str) -> list[str]:
+    return [f.split(":", 1)[0] for f in static_flags(KERNEL + src, "cpp")]
+
+
+def test_settings_assignments_are_changes_settings_not_patches():
+    """CUDA-L1's published kernels set cudnn and TF32 options and the compilers' configs by
+    assignment: process-wide settings the judge resets (a hazard), not a patched library."""
+    for src in ("import torch\ntorch.backends.cudnn.benchmark = True\n",
+                "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+                "import torch\ntorch._inductor.config.coordinate_descent_tuning = True\n",
+                "import torch\ntorch._dynamo.config.cache_size_limit += 4\n",
+                "import torch\nm = torch.backends.cuda.matmul\nm.allow_tf32 = True\n",  # through an alias
+                "import torch._inductor.config as cfg\ncfg.max_autotune = True\n",
+                "from torch.backends import cudnn\ncudnn.benchmark = True\n",
+                "import torch\nsetattr(torch.backends.cudnn, 'deterministic', True)\n"):
+        assert _names(src) == ["changes_settings"], src
+    (flag,) = static_flags(KERNEL + "import torch\ntorch.backends.cudnn.benchmark = True\n", "cpp")
+    assert flag == "changes_settings: assigns to torch.backends.cudnn.benchmark (a process-wide setting the judge owns and resets)"
+    m = static_flags(KERNEL + "import torch\nm = torch.backends.cuda.matmul\nm.allow_tf32 = True\n", "cpp")
+    assert "torch.backends.cuda.matmul.allow_tf32" in m[0]
+
+
+def test_library_code_replaced_is_still_patches_library():
+    for src in ("import torch\ntorch.allclose = lambda *a, **k: True\n",
+                "import torch\ndef f(*a): return True\ntorch.allclose = f\n",
+                "import time\ntime.perf_counter = lambda: 0.0\n",
+                "import torch\ntorch.backends.cudnn = None\n",  # the settings' module itself
+                "import torch\ntorch.backends.cudnn.is_acceptable = lambda t: True\n",  # a function under torch.backends
+                "import torch\ndef ok(t): return True\ntorch.backends.cudnn.is_acceptable = ok\n",
+                "import torch\ndel torch.backends.cudnn.benchmark\n",
+                "import torch\ndelattr(torch.backends.cudnn, 'benchmark')\n",
+                "import torch\nT = torch.Tensor\nT.add = None\n",
+                "from torch.nn import functional as Fn\nFn.relu = None\n"):
+        assert _names(src) == ["patches_library"], src
+
+
+def test_the_environment_is_environment_access_not_introspection():
+    for src in ("import os\nos.environ['TORCH_CUDA_VERBOSE'] = '0'\n",
+                "import os\nverbose = os.environ.get('TORCH_EXTENSIONS_VERBOSE', '0') == '1'\n",
+                "import os\nenv = getattr(os, 'environ')\n"):
+        assert _names(src) == ["environment_access"], src
+    assert _names("import sys\nf = sys._getframe(1)\n") == ["introspection"]  # the rest as before

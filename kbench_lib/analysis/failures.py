@@ -9,7 +9,7 @@ stage where it arises (:data:`STAGE`). Below the category, a *class*:
 - runtime errors, crashes and the rest of the run: the exception's type (``ValueError``), or the CUDA
   error it reports (``CUDA: an illegal memory access was encountered``);
 - wrong answers: the comparison's own words (``N elements outside atol=rtol``, ``non-finite values``);
-- flags: the THREATS.md class the flag belongs to (:data:`THREAT`).
+- flags: the THREATS.md class the flag belongs to (:data:`kbench_lib.flags.THREAT`).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import re
 import pandas as pd
 
 from .. import metrics
+from ..flags import THREAT  # flag name -> THREATS.md class: one table, the flags' registry
 
 STAGE = {
     "no_code": "generation", "generation_error": "generation",
@@ -31,32 +32,6 @@ STAGE = {
     "strategy_error": "strategy",  # the search broke on this problem (kbench_lib.strategies.run)
 }
 STAGE_ORDER = ("generation", "verifier", "build", "load", "run", "correctness", "judge", "strategy", "flagged", "trusted")
-# flag name -> THREATS.md class
-THREAT = {
-    "no_custom_kernel": "#1-3 library passthrough, fallback, decoy",
-    "library_passthrough": "#1-3 library passthrough, fallback, decoy",
-    "library_does_the_work": "#1-3 library passthrough, fallback, decoy",
-    "output_aliases_input": "#5 input mutation",
-    "degenerate_task": "#6 degenerate task",
-    "output_reused": "#8 memoisation",
-    "memoisation_suspected": "#8 memoisation",
-    "side_stream_unjoined": "#11 side-stream work",
-    "threads_started": "#12 thread work",
-    "processes_started": "#12 thread work",
-    "patches_library": "#14-15 patched judge, harness tampering",
-    "timer_tampered": "#14-15 patched judge, harness tampering",
-    "harness_tampered": "#14-15 patched judge, harness tampering",
-    "introspection": "#14-15 patched judge, harness tampering",
-    "dynamic_code": "#14-15 patched judge, harness tampering",
-    "global_settings_changed": "#17 global settings",
-    "changes_settings": "#17 global settings",
-    "suspect_import": "static: suspect import",
-    "faster_than_light": "#20 impossible speed",
-    "profile_failed": "judge could not check",
-    "profile_missing": "judge could not check",
-    "profile_malformed": "#14-15 patched judge, harness tampering",  # the run's profile message was forged or broken
-    "timing_unchecked": "judge could not check",
-}
 
 
 def outcome(df: pd.DataFrame) -> pd.Series:

@@ -24,9 +24,12 @@ def new_run_id(prefix: str = "run") -> str:
 
 
 def _error_verdict(problem: Problem, backend: str, device: str, opts: JudgeOptions, failure: str, message: str) -> Verdict:
+    # a sample that never reached the judge (no code, a generation error) or that the judge could not
+    # judge: its cause is its failure, under the run's protocol
     return Verdict(
         problem=problem.key, level=problem.level, backend=backend, device=device, device_name=device_name(device),
         precision=opts.precision, failure=failure, message=message[-4000:], env=environment(device),
+        protocol=opts.protocol, cause=failure,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..measure.compare import measure_outputs, unchanged
+from ..suite.problems import Config, eval_config, mode_of
 
 
 @dataclass
@@ -73,15 +74,23 @@ def _gradients(case, got: dict, dev: str | None) -> tuple[list, str | None]:
 
 
 def new_config(name: str, kind: str) -> dict:
-    return {"config": name, "kind": kind, "checked": False, "passed": False, "failure": None, "hard_failure": None,
-            "message": None, "reason": None, "tol_needed": None, "max_abs_err": None, "ref_tf32_tol": None, "sets": 0}
+    return {"config": name, "kind": kind, "mode": mode_of(name), "checked": False, "passed": False, "failure": None,
+            "hard_failure": None, "message": None, "reason": None, "tol_needed": None, "max_abs_err": None, "ref_tf32_tol": None,
+            "ref_fp16_tol": None, "ref_bf16_tol": None, "sets": 0, "follows": None, "note": None}
 
 
 def kinds(prep) -> dict[str, str]:
-    """Each configuration's kind, by name: the default, declared variants, derived variants."""
+    """Each configuration's kind, by name: the default, declared variants, derived variants, and
+    the default's eval configuration (``eval``), which is named for the default last."""
     names = list(dict.fromkeys(s.config.name for s in prep.specs))
     derived = set(prep.variants_derived)
-    return {n: "default" if i == 0 else "derived" if n in derived else "declared" for i, n in enumerate(names)}
+    out = {n: "eval" if mode_of(n) == "eval" else "default" if i == 0 else "derived" if n in derived else "declared"
+           for i, n in enumerate(names)}
+    default = names[0]
+    evald = eval_config(Config(default)).name
+    out.pop(evald, None)
+    out[evald] = "eval"  # always an entry: checked, or following the default (kbench_lib.judging.modes)
+    return out
 
 
 def add_set(config: dict, r: SetResult, count: bool = True) -> None:
@@ -140,10 +149,13 @@ def gather(prep, messages: list, read, tol: float, dev: str | None, died: tuple[
     kind = kinds(prep)
     configs = {n: new_config(n, k) for n, k in kind.items()}
     done, failed, stopped, last_case = set(), {}, None, None
+    notes: dict[int, str] = {}
     for m in messages:
         if not isinstance(m, dict):
             continue
         ev = m.get("event")
+        if ev in ("case_done", "case_failed") and isinstance(m.get("case"), int) and isinstance(m.get("note"), str):
+            notes[m["case"]] = m["note"][:300]  # what the candidate did with ``training`` (the worker's mode check)
         if ev == "case_done" and isinstance(m.get("case"), int):
             done.add(m["case"])
         elif ev == "case_failed" and isinstance(m.get("case"), int):
@@ -158,6 +170,8 @@ def gather(prep, messages: list, read, tol: float, dev: str | None, died: tuple[
         if spec.timed:
             continue
         c = configs[spec.config.name]
+        if i in notes and c["note"] is None:
+            c["note"] = notes[i]
         if i in failed:
             f = failed[i]
             category = f.get("failure") if f.get("failure") in SET_FAILURES else "crash"
@@ -177,7 +191,21 @@ def gather(prep, messages: list, read, tol: float, dev: str | None, died: tuple[
             fail_config(c, "crash", f"[{c['config']}] the worker reported no result for case {i}")
         else:
             unchecked(c, reason or stopped or "not reached")
+    follow_default(configs, prep)
     return list(configs.values())
+
+
+def follow_default(configs: dict, prep) -> None:
+    """The eval configuration's entry where the plan did not check it: it follows the default
+    configuration, with the reason (:mod:`kbench_lib.judging.modes`)."""
+    from .modes import ModeProbe, NOT_PLANNED
+
+    entry = next((c for c in configs.values() if c["kind"] == "eval"), None)
+    if entry is None or any(s.config.name == entry["config"] and not s.timed for s in prep.specs):
+        return
+    found = getattr(prep, "modes", None) or ModeProbe(False, None, NOT_PLANNED)
+    default = next(c for c in configs.values() if c["kind"] == "default")
+    entry.update(checked=False, follows=default["config"], reason=found.reason)
 
 
 class ResultError(Exception):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .. import protocols
 from ..isolation import sandbox
-from . import config_checks
+from . import config_checks, tf32
+from ..suite.problems import model_name
 from ..measure import tensorfile
 from ..measure.compare import is_fingerprint
 from .prepared import PreparedProblem
@@ -83,8 +84,19 @@ def _check_configs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
     died = _death(res, "run", run_limit_s(prep, opts)) if _ended_early(res) else None
     configs = config_checks.gather(prep, res.messages, read, tol, cmp_dev, died)
     v.seeds_checked = configs[0]["sets"]
-    v.variants_checked = sum(1 for c in configs[1:] if c["checked"])
+    v.variants_checked = sum(1 for c in configs[1:] if c["checked"] and c["kind"] in ("declared", "derived"))
     return configs
+
+
+def _timed_result(configs: list[dict], prep: PreparedProblem) -> dict:
+    """The result of the configuration the candidate was timed in, where the re-check of its timed
+    outputs goes: the default's, or its eval configuration's where that was checked itself."""
+    groups = prep.timing_groups
+    name = groups[0][0] if groups else configs[0]["config"]
+    entry = next((c for c in configs if c["config"] == name), None)
+    if entry is not None and not entry.get("follows"):
+        return entry
+    return next((c for c in configs if c["config"] == model_name(name)), configs[0])
 
 
 def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeOptions, log: str | None = None) -> None:
@@ -93,12 +105,11 @@ def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeO
     if prep.precision == "fp32":
         for c in configs:
             if c["checked"] and not c["hard_failure"] and not protocols.config_passes(c, protocols.KBENCH_TOLERANCE["fp32"]):
-                c["ref_tf32_tol"] = prep.reference_tf32_tol(c["config"])
+                _envelopes(c, prep)
     tol = protocols.tolerance(opts.protocol, prep.precision)
     config_checks.settle(configs, tol)
     v.protocol, v.configs = opts.protocol, configs
-    scoped = [c for c in configs if protocols.in_scope(opts.protocol, c)]
-    errs = [c["max_abs_err"] for c in scoped if c["max_abs_err"] is not None]
+    errs = [c["max_abs_err"] for c in protocols.scoped(opts.protocol, configs) if c["max_abs_err"] is not None]
     v.max_abs_err = max(errs) if errs else None
     d = protocols.decide(configs, prep.precision, opts.protocol)
     v.cause = d["cause"]
@@ -106,3 +117,13 @@ def _decide(v: Verdict, configs: list[dict], prep: PreparedProblem, opts: JudgeO
         v.correct, v.failure = True, None
         return
     _fail(v, d["failure"], d["message"], log)  # the worker's own output beside the verdict, as for every failure
+
+
+def _envelopes(config: dict, prep: PreparedProblem) -> None:
+    """The reference's own errors in reduced numerics on a configuration that fails by the size of
+    its error alone, narrowest first, until one holds the candidate's error (the wider ones are
+    measured only where the narrower do not: each runs the reference once more)."""
+    for numerics, (field, _) in zip(tf32.NUMERICS, protocols.ENVELOPES):
+        config[field] = prep.reference_error(config["config"], numerics)
+        if protocols.within_envelope(config):
+            return

@@ -41,7 +41,6 @@ SUSPECT_ATTRS = {
     "get_objects": "walks live objects",
     "get_referrers": "walks live objects",
     "_exit": "exits the process without cleanup",
-    "environ": "reads the environment",
     "fork": "starts processes",
     "forkpty": "starts processes",
     "posix_spawn": "starts processes",
@@ -58,6 +57,16 @@ SUSPECT_ATTRS = {
     "setprofile": "traces the judge",
 }
 SUSPECT_CALLS = {"set_float32_matmul_precision", "use_deterministic_algorithms", "set_flush_denormal", "set_default_dtype"}
+# the process environment: reading or writing it is a hazard to a caller (its secrets, its settings
+# of other libraries), not an attack on the judge (the sandbox scrubs what the candidate sees)
+ENVIRONMENT_ATTRS = {"environ", "environb"}
+# library attributes that are process-wide settings rather than code: a module's attribute under
+# each prefix (``torch.backends.cudnn.benchmark``, ``torch._inductor.config.x``; the modules
+# themselves, ``torch.backends.cudnn``, are code). Assigning one changes how torch runs (cudnn
+# autotuning, TF32, the compilers' options), which the judge owns and resets before every
+# measurement; assigning any other library attribute replaces a function, a class or a timer
+# (patches_library)
+SETTINGS_PREFIXES = ("torch.backends.", "torch._inductor.config.", "torch._dynamo.config.")
 
 
 @dataclass
@@ -89,6 +98,29 @@ def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _resolved(node: ast.AST, aliases: dict) -> str:
+    """The dotted path of ``node`` with its root name replaced by what an alias names
+    (``cudnn.benchmark`` after ``cudnn = torch.backends.cudnn``: ``torch.backends.cudnn.benchmark``)."""
+    path = _dotted(node)
+    root = path.split(".", 1)[0]
+    return aliases[root] + path[len(root):] if root in aliases else path
+
+
+def _is_setting(path: str, value: ast.AST | None, defined: set) -> bool:
+    """Whether assigning ``value`` to ``path`` sets a process-wide setting (:data:`SETTINGS_PREFIXES`)
+    rather than replacing code: not a dunder, not a function (a lambda, or a function or class the
+    source defines: a hook or a replaced method is a patch wherever it is assigned), not a deletion
+    (``value`` None)."""
+    if value is None or path.rsplit(".", 1)[-1].startswith("__"):
+        return False
+    under = next((path[len(p):] for p in SETTINGS_PREFIXES if path.startswith(p)), "")
+    if not under or (path.startswith("torch.backends.") and "." not in under):
+        return False
+    if isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in defined):
+        return False
+    return True
 
 
 def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
@@ -129,10 +161,17 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     aliases[t.id] = _dotted(node.value)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in PATCHABLE_ROOTS:
+            # ``from torch.backends import cudnn``: the name bound is the library's object
+            for a in node.names:
+                if a.name != "*" and (a.asname or a.name) not in PATCHABLE_ROOTS:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 if a.asname and a.name.split(".")[0] in PATCHABLE_ROOTS and a.asname not in PATCHABLE_ROOTS:
                     aliases[a.asname] = a.name
+    # names of the functions and classes the source defines (a value that replaces library code)
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -142,15 +181,28 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
                     add("suspect_import", f"imports {n} ({SUSPECT_MODULES[top]})")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            value = None if isinstance(node, ast.Delete) else node.value
             for t in targets:
-                if isinstance(t, ast.Attribute) and _root_name(t) in PATCHABLE_ROOTS:
-                    add("patches_library", f"assigns to {_dotted(t)} (monkey-patching torch, timers or settings)")
-                elif isinstance(t, ast.Attribute) and _root_name(t) in aliases:
-                    add("patches_library", f"assigns to {_dotted(t)}, an alias of {aliases[_root_name(t)]}")
+                root = _root_name(t) if isinstance(t, ast.Attribute) else None
+                if root not in PATCHABLE_ROOTS and root not in aliases:
+                    continue
+                if _is_setting(_resolved(t, aliases), value, defined):
+                    add("changes_settings", f"assigns to {_resolved(t, aliases)} (a process-wide setting the judge owns and resets)")
+                elif root in PATCHABLE_ROOTS:
+                    add("patches_library", f"assigns to {_dotted(t)} (monkey-patching a library function, class or timer)")
+                else:
+                    add("patches_library", f"assigns to {_dotted(t)}, an alias of {aliases[root]}")
         elif isinstance(node, ast.Call):
             f = node.func
-            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and _root_name(node.args[0]) in PATCHABLE_ROOTS:
-                add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and (
+                    _root_name(node.args[0]) in PATCHABLE_ROOTS or _root_name(node.args[0]) in aliases):
+                key = node.args[1] if len(node.args) >= 2 else None
+                value = node.args[2] if f.id == "setattr" and len(node.args) >= 3 else None
+                path = f"{_resolved(node.args[0], aliases)}.{key.value}" if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
+                if path and _is_setting(path, value, defined):
+                    add("changes_settings", f"setattr on {path} (a process-wide setting the judge owns and resets)")
+                else:
+                    add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
             if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__"):
                 add("dynamic_code", f"calls {f.id}() (code the judge cannot read)")
             if isinstance(f, ast.Name) and f.id in ("globals", "vars", "locals"):
@@ -160,10 +212,14 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
                 add("changes_settings", f"calls {name}() (global numerics the judge owns)")
             if isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
                 key = node.args[1]
-                if isinstance(key, ast.Constant) and isinstance(key.value, str) and (key.value in SUSPECT_ATTRS or key.value.startswith("__")):
+                if isinstance(key, ast.Constant) and key.value in ENVIRONMENT_ATTRS:
+                    add("environment_access", f"{f.id}(..., {key.value!r}) (reads or writes the process environment)")
+                elif isinstance(key, ast.Constant) and isinstance(key.value, str) and (key.value in SUSPECT_ATTRS or key.value.startswith("__")):
                     add("introspection", f"{f.id}(..., {key.value!r}) ({SUSPECT_ATTRS.get(key.value, 'dunder access')})")
         elif isinstance(node, ast.Attribute) and node.attr == "modules" and _dotted(node) == "sys.modules":
             add("introspection", "uses sys.modules (reaches other modules' internals)")
+        elif isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT_ATTRS:
+            add("environment_access", f"uses {_dotted(node) or '.' + node.attr} (reads or writes the process environment)")
         elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRS:
             add("introspection", f"uses .{node.attr} ({SUSPECT_ATTRS[node.attr]})")
     if policy.custom_kernel_required and backend in ("cuda", "cpp", "triton") and not _has_custom_kernel(tree, backend):

@@ -55,7 +55,7 @@ from .profile_check import (  # noqa: F401 - also here, as kbench_lib.judging.pi
     _check_profile, _clean_profile,
 )
 from .correctness import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _check_configs, _decide, _run_failed,
+    _check_configs, _decide, _run_failed, _timed_result,
 )
 from .timed import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     _STAT_COUNTS, _STAT_NUMBERS, _TIMING_PARTS, _check_timed_outputs, _recheck_samples, _rewritten,
@@ -320,9 +320,10 @@ class Judgement:
         lap("reference_profile")
         configs = _check_configs(v, res, prep, out, opts)
         lap("compare")
-        default = configs[0]
-        # timed whenever the default configuration may be correct under some protocol (its error within
-        # the loosest tolerance): a run judged under one protocol can be read under another
+        default = _timed_result(configs, prep)
+        # timed whenever the timed configuration (the default, or its eval configuration under a protocol
+        # that times in eval mode) may be correct under some protocol (its error within the loosest
+        # tolerance): a run judged under one protocol can be read under another
         if opts.timing and _last(res.messages, "timing") and protocols.may_pass(default, prep.precision):
             if _check_timed_outputs(v, res, prep, out, opts, default):
                 lap("recheck")

@@ -30,13 +30,14 @@ from functools import partial
 
 import torch
 
-from . import reference_store, tf32
+from . import modes, reference_store, tf32
+from .. import protocols
 from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
-from ..suite.problems import Config, Problem, ProblemError
+from ..suite.problems import Config, Problem, ProblemError, eval_config, model_name
 from ..provenance import device_name
-from ..suite.reference import Case, build_model, build_reference, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
+from ..suite.reference import Case, build_model, build_reference, in_mode, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
 from ..measure.timing_summary import host_bound
@@ -55,9 +56,12 @@ class CaseSpec:
 
 
 def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
-               device: str | None = None, variant_timing_sets: int = 0) -> list[CaseSpec]:
+               device: str | None = None, variant_timing_sets: int = 0, eval_sets: int = 0,
+               timed_mode: str = "train") -> list[CaseSpec]:
     """The default configuration with ``n_seeds`` input sets over one model, every variant with
-    ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed calls see, then
+    ``variant_seeds`` sets, the default's eval configuration (:func:`eval_config`) on the first
+    ``eval_sets`` of the default's seeds, ``timing_sets`` more default sets that only the timed
+    calls see (in ``timed_mode``: the eval configuration's where it is "eval"), then
     ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
     the variants (none without default timing sets: the first timed group is the default's, for the
     worker and the judge alike). Timed sets come last, the default configuration's first."""
@@ -70,7 +74,8 @@ def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_s
     out = sets(0, configs[0], 0, n_seeds, False)
     for v, cfg in enumerate(configs[1:], start=1):
         out += sets(v, cfg, 0, variant_seeds, False)
-    out += sets(0, configs[0], n_seeds, timing_sets, True)
+    out += sets(0, eval_config(configs[0]), 0, min(eval_sets, n_seeds), False)
+    out += sets(0, eval_config(configs[0]) if timed_mode == "eval" else configs[0], n_seeds, timing_sets, True)
     if timing_sets <= 0:  # variants are timed only beside the default configuration, which comes first
         return out
     for v, cfg in enumerate(configs[1:], start=1):
@@ -109,13 +114,16 @@ class PreparedProblem:
     _compile_ms: dict = field(default_factory=dict)
     _variant_sol: dict = field(default_factory=dict)  # config name -> speed-of-light ms (or None)
     _timed_models: dict = field(default_factory=dict)  # config name -> (reference model, init inputs) (timed_case)
-    _tf32_tol: dict = field(default_factory=dict)  # config name -> the reference's own TF32 error (reference_tf32_tol)
+    _tf32_tol: dict = field(default_factory=dict)  # (config name, numerics) -> the reference's own error (reference_error)
     # the reference store (reference_store.py) in use for this problem: set by prepare() from
     # JudgeOptions.reference_store and the device; off for a PreparedProblem made any other way
     use_store: bool = False
     # measurements read from the store rather than made here ("baseline", "variant:<config>",
     # "profile") -> seconds the read took
     stored: dict = field(default_factory=dict)
+    # whether the reference depends on ``training`` (kbench_lib.judging.modes): where it does, the
+    # plan checks the default's eval configuration
+    modes: modes.ModeProbe | None = None
 
     @property
     def timed(self) -> list[bool]:
@@ -161,19 +169,25 @@ class PreparedProblem:
                          keep_on_device=self.expected_on_device, reference=reference, state_sums=self.cases[index].state_sums)
 
     def reference_tf32_tol(self, config: str) -> float | None:
-        """``tol_needed`` of the reference run with TF32 on, against its fp32 outputs, on the first
-        checked set of ``config`` (:func:`kbench_lib.tf32.reference_error`), measured once; None
-        where it does not apply or could not be measured."""
-        if config not in self._tf32_tol:
+        """:meth:`reference_error` with TF32 on."""
+        return self.reference_error(config, "tf32")
+
+    def reference_error(self, config: str, numerics: str) -> float | None:
+        """``tol_needed`` of the reference run in ``numerics`` (TF32, or fp16 or bf16 under autocast:
+        :func:`kbench_lib.judging.tf32.reference_error`), against its fp32 outputs, on the first
+        checked set of ``config``, measured once; None where it does not apply or could not be
+        measured."""
+        key = (config, numerics)
+        if key not in self._tf32_tol:
             i = next((k for k, s in enumerate(self.specs) if s.config.name == config and not s.timed), None)
             value = None
             if i is not None:
                 try:
-                    value = tf32.reference_error(self.problem, self.specs[i], self.cases[i].expected, self.device, self.precision)
+                    value = tf32.reference_error(self.problem, self.specs[i], self.cases[i].expected, self.device, self.precision, numerics)
                 except Exception as e:  # noqa: BLE001 - the reference ran before; a failure here only loses the explanation
-                    self.notes.append(f"the reference's TF32 error on {config} could not be measured: {type(e).__name__}: {str(e)[:200]}")
-            self._tf32_tol[config] = value
-        return self._tf32_tol[config]
+                    self.notes.append(f"the reference's {numerics} error on {config} could not be measured: {type(e).__name__}: {str(e)[:200]}")
+            self._tf32_tol[key] = value
+        return self._tf32_tol[key]
 
     def reference_model(self):
         """The reference model of the timed configuration, built once."""
@@ -193,7 +207,7 @@ class PreparedProblem:
             spec = next(s for s in self.specs if s.timed)
 
             def measure():
-                with torch.no_grad():
+                with torch.no_grad(), in_mode(self.reference_model(), spec.config.mode):
                     return profiling.profile_call(self.reference_model(), self._inputs(spec), self.device, one_thread=True)
 
             self._ref_ops = self._through_store("profile", lambda: self._store_key("profile", spec.config), measure,
@@ -355,11 +369,12 @@ class PreparedProblem:
         if self.device == "cpu":
             torch.set_num_threads(1)  # as the candidate is timed on the CPU
         try:
-            return time_callable(
-                call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
-                budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
-                full_speed_ms=host_speed.learn_full_speed() if self.device.startswith("cuda") else None,
-            )
+            with in_mode(model, self.specs[timed[0]].config.mode):  # eval under a protocol that times in eval mode
+                return time_callable(
+                    call, sets, self.device, warmup_ms=opts.warmup_ms, min_trials=opts.min_trials, max_trials=opts.max_trials,
+                    budget_s=opts.timing_budget_s, target_rse=opts.target_rse, warmup_sets=warm_sets or None, one_thread=True,
+                    full_speed_ms=host_speed.learn_full_speed() if self.device.startswith("cuda") else None,
+                )
         finally:
             torch.set_num_threads(threads)
 
@@ -463,6 +478,20 @@ def _backward_call(model):
     return call
 
 
+def _in_training_mode(specs: list[CaseSpec]) -> list[CaseSpec]:
+    """The plan without its eval configuration: its checked sets left out, its timed sets run in
+    training mode (the reference failed in eval mode)."""
+    from dataclasses import replace
+
+    out = []
+    for x in specs:
+        if x.config.mode != "eval":
+            out.append(x)
+        elif x.timed:
+            out.append(replace(x, config=Config(x.config.model_name, dict(x.config.overrides), x.config.derived)))
+    return out
+
+
 def _fits_on_device(device: str, need: int) -> bool:
     if not device.startswith("cuda"):
         return False
@@ -486,17 +515,22 @@ class _ModelsBuilt:
 
     def __init__(self, problem: Problem, device: str, precision: str, specs: list, keep: tuple[str, int] | None = None):
         self.problem, self.device, self.precision = problem, device, precision
-        self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
         self._built: dict[tuple[str, int], tuple] = {}
-        self._keep = keep
+        self.plan(specs, keep)
         # each model's state fingerprints, taken as built: every case restores that state, so the
         # fingerprints are the same for all of them (a 70-million-parameter state, 12 cases: once, not 12 times)
         self._sums: dict[tuple[str, int], dict] = {}
 
+    def plan(self, specs: list, keep: tuple[str, int] | None) -> None:
+        """The cases to come (a configuration and its eval configuration share one model, by
+        :attr:`Config.model_name`), and the model to keep once they are done."""
+        self._uses = Counter((s.config.model_name, s.init_seed) for s in specs)  # cases still to come per model
+        self._keep = (model_name(keep[0]), keep[1]) if keep is not None else None
+
     def get(self, config, init_seed: int) -> tuple:
         """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
         that seed; a model is let go with its last case (but the one to keep)."""
-        key = (config.name, init_seed)
+        key = (config.model_name, init_seed)
         self._uses[key] -= 1
         drop = self._uses[key] <= 0 and key != self._keep
         if key not in self._built:
@@ -513,7 +547,7 @@ class _ModelsBuilt:
     def state_sums(self, config, init_seed: int) -> dict | None:
         """The state fingerprints of the model of ``config`` and ``init_seed`` as built (None
         before :meth:`get` built it)."""
-        return self._sums.get((config.name, init_seed))
+        return self._sums.get((config.model_name, init_seed))
 
     def kept(self):
         """The model named ``keep`` as built (its parameters and buffers restored), its pristine copy
@@ -540,19 +574,41 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
     per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0
-    specs = plan_cases(problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0, device, per_variant)
+    plan = partial(plan_cases, problem, base, small, opts.n_seeds, opts.variant_seeds, opts.timing_sets if opts.timing else 0,
+                   device, per_variant, timed_mode=protocols.timed_mode(getattr(opts, "protocol", None)))
+    backward = problem.task == "backward"
+    specs = plan(eval_sets=0 if backward else opts.n_seeds)
+    found = modes.ModeProbe(False, None, modes.BACKWARD) if backward else None
     on_device = device.startswith("cuda")
     cases: list[Case] = []
     try:
         first_timed = next((s for s in specs if s.timed), None)
         models = _ModelsBuilt(problem, device, opts.precision, specs,
                               keep=(first_timed.config.name, first_timed.init_seed) if first_timed else None)
-        for s in specs:
+        i = 0
+        while i < len(specs):
+            s = specs[i]
             if cancel is not None and cancel():
                 raise PreparationCancelled(problem.key)
             reference = models.get(s.config, s.init_seed)
-            cases.append(make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
-                                   reference=reference, state_sums=models.state_sums(s.config, s.init_seed)))
+            probing = found is None and s.config.mode == "eval" and not s.timed
+            try:
+                case = make_case(problem, s.config, s.init_seed, s.input_seed, device, opts.precision, keep_on_device=on_device,
+                                 reference=reference, state_sums=models.state_sums(s.config, s.init_seed))
+            except Exception as e:  # noqa: BLE001 - in eval mode: judged in training mode only (else raised below)
+                if not probing:
+                    raise
+                found = modes.raised(e)
+                specs = _in_training_mode(specs)
+                continue
+            if probing:
+                # the first eval set has the default's first set's seeds: whether the reference depends on training
+                found = modes.compare(cases[0].expected, case.expected, device)
+                if not found.dependent:  # the default configuration stands for its eval configuration
+                    specs = [x for x in specs if x.timed or x.config.mode != "eval"]
+                    continue
+            cases.append(case)
+            i += 1
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
                 for c in cases:
@@ -564,7 +620,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
         raise ProblemError(f"reference model of {problem.key} failed: {type(e).__name__}: {e}") from e
     p = PreparedProblem(problem, device, opts.precision, small, base, specs, cases, expected_on_device=on_device,
-                        use_store=reference_store.enabled(getattr(opts, "reference_store", None), device))
+                        use_store=reference_store.enabled(getattr(opts, "reference_store", None), device),
+                        modes=found or modes.ModeProbe(False, None, modes.NOT_PLANNED))
     p._model = models.kept()  # the timed configuration's model, as reference_model() would build it again
     p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
     p.notes.extend(dropped)

@@ -1,5 +1,6 @@
-"""The error the reference itself makes with TF32 on: what tells reduced precision (TF32 matrix
-products, approximate arithmetic of that size) from a wrong kernel (:mod:`kbench_lib.protocols`).
+"""The error the reference itself makes in reduced numerics (TF32, and fp16 or bf16 under autocast):
+what tells reduced precision (TF32 matrix products, half-precision compute, approximate arithmetic
+of that size) from a wrong kernel (:mod:`kbench_lib.protocols`).
 
 On CUDA the reference runs with TF32 allowed for cuBLAS and cuDNN, as
 ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32`` make it. On a
@@ -65,22 +66,44 @@ def enabled(device: str):
             yield
 
 
-def reference_error(problem, spec, expected: list, device: str, precision: str) -> float | None:
-    """``tol_needed`` of the reference run with TF32 on against its own fp32 outputs ``expected``,
-    on the input set of ``spec`` (a :class:`kbench_lib.prepared.CaseSpec`); None for a task that is
-    not fp32 or whose TF32 run cannot be compared (backward tasks compare outputs only here)."""
+# the reduced numerics the reference is run under to measure an envelope, narrowest first: TF32 for
+# cuBLAS and cuDNN (:func:`enabled`), then autocast to fp16 and to bf16 (``torch.autocast``: matrix
+# products and convolutions in half precision, reductions and elementwise ops as autocast keeps them)
+NUMERICS = ("tf32", "fp16", "bf16")
+
+
+@contextlib.contextmanager
+def reduced(numerics: str, device: str):
+    """What runs inside in ``numerics`` (:data:`NUMERICS`)."""
+    if numerics == "tf32":
+        with enabled(device):
+            yield
+        return
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[numerics]
+    with torch.autocast(device_type="cuda" if str(device).startswith("cuda") else "cpu", dtype=dtype):
+        yield
+
+
+def reference_error(problem, spec, expected: list, device: str, precision: str, numerics: str = "tf32") -> float | None:
+    """``tol_needed`` of the reference run in ``numerics`` (:data:`NUMERICS`) against its own fp32
+    outputs ``expected``, on the input set of ``spec`` (a :class:`kbench_lib.prepared.CaseSpec`,
+    in its configuration's mode); None for a task that is not fp32 or whose run cannot be compared
+    (backward tasks compare outputs only here)."""
     from ..measure.compare import measure_outputs
-    from ..suite.reference import build_reference
+    from ..suite.reference import build_reference, in_mode
 
     if precision != "fp32":
         return None
     model, _, inputs = build_reference(problem, spec.config, spec.init_seed, spec.input_seed, device, precision)
-    with torch.no_grad(), enabled(device):
+    with torch.no_grad(), in_mode(model, spec.config.mode), reduced(numerics, device):
         out = model(*inputs)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    # autocast returns half-precision tensors where the last op ran in it: compared as fp32, as a cast back would give
+    outs = [o.detach().float() if isinstance(o, torch.Tensor) and o.dtype in (torch.float16, torch.bfloat16) else
+            (o.detach() if isinstance(o, torch.Tensor) else o) for o in outs]
     cmp_dev = device if str(device).startswith("cuda") else None
-    m = measure_outputs(expected, [o.detach() if isinstance(o, torch.Tensor) else o for o in outs], device=cmp_dev)
+    m = measure_outputs(expected, outs, device=cmp_dev)
     return None if m.hard is not None else m.tol_needed
 
 
-__all__ = ["EmulatedTF32", "enabled", "reference_error", "round_to_tf32"]
+__all__ = ["NUMERICS", "EmulatedTF32", "enabled", "reduced", "reference_error", "round_to_tf32"]

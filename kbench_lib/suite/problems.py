@@ -44,6 +44,34 @@ class Config:
     name: str
     overrides: dict = field(default_factory=dict)
     derived: bool = False  # made by kbench_lib.variants from the file's size constants, not declared
+    # the mode both models run in: "train" (as KernelBench builds them) or "eval" (``model.eval()``,
+    # the eval configuration of :func:`eval_config`)
+    mode: str = "train"
+
+    @property
+    def model_name(self) -> str:
+        """The configuration whose models this one runs (an eval configuration runs its training
+        configuration's model, switched to eval mode)."""
+        return model_name(self.name)
+
+
+EVAL_SUFFIX = "/eval"
+
+
+def eval_config(config: Config) -> Config:
+    """``config`` in eval mode: the same constants, both models switched to eval mode
+    (``default/eval``)."""
+    return Config(config.name + EVAL_SUFFIX, dict(config.overrides), config.derived, mode="eval")
+
+
+def model_name(config_name: str) -> str:
+    """The name of the training configuration behind ``config_name`` (itself for one in training mode)."""
+    return config_name[: -len(EVAL_SUFFIX)] if config_name.endswith(EVAL_SUFFIX) else config_name
+
+
+def mode_of(config_name: str) -> str:
+    """The mode a configuration of this name runs in."""
+    return "eval" if config_name.endswith(EVAL_SUFFIX) else "train"
 
 
 @dataclass(frozen=True)

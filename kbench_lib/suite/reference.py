@@ -6,6 +6,7 @@ exist where untrusted code could find them (THREATS.md #4, #15).
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
@@ -30,6 +31,18 @@ class Case:
     expected_input_grads: list = field(default_factory=list)
     expected_param_grads: dict = field(default_factory=dict)
     state_sums: dict = field(default_factory=dict)  # state_fingerprint of the reference model
+
+
+@contextlib.contextmanager
+def in_mode(model, mode: str):
+    """``model`` in ``mode`` ("train" or "eval") for what runs inside, its own mode restored after
+    (the reference's model is shared by a configuration and its eval configuration)."""
+    was = model.training
+    model.train(mode != "eval")
+    try:
+        yield model
+    finally:
+        model.train(was)
 
 
 def set_flags() -> None:
@@ -139,6 +152,14 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
     )
     dev_inputs = inputs
     backward = problem.task == "backward"
+    with in_mode(model, config.mode):
+        _run_case(case, model, dev_inputs, backward, input_seed, device, keep)
+    case.state_sums = state_sums
+    return case
+
+
+def _run_case(case: Case, model, dev_inputs: list, backward: bool, input_seed: int, device: str, keep) -> None:
+    """The reference's call on one input set: its outputs (and gradients) into ``case``."""
     if backward:
         require_grad(dev_inputs)
         out = model(*dev_inputs)
@@ -156,8 +177,6 @@ def make_case(problem: Problem, config: Config, init_seed: int, input_seed: int,
             out = model(*dev_inputs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
     case.expected = [keep(o) if isinstance(o, torch.Tensor) else o for o in outs]
-    case.state_sums = state_sums
-    return case
 
 
 def state_fingerprint(state: dict) -> dict:

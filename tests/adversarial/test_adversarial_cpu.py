@@ -117,7 +117,7 @@ CHEATS = [
     Cheat("15i_rewrites_timing_record_late.py", LINEAR, tamper=True, all_of=("failure:crash",)),
     # 16-18: numerics and settings
     Cheat("16_precision_downgrade_bf16.py", LINEAR, any_of=("failure:output_mismatch",)),
-    Cheat("17a_global_settings_assignment.py", LINEAR, all_of=("flag:patches_library",)),
+    Cheat("17a_global_settings_assignment.py", LINEAR, all_of=("flag:changes_settings",)),
     Cheat("17b_global_settings_calls.py", LINEAR),
     Cheat("18_uninitialised_output.py", ELEMENTWISE, any_of=MISMATCH),
 ]

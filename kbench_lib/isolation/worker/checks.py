@@ -8,28 +8,41 @@ import os
 import torch
 
 from ...measure.tensors import require_grad, to_device
+from ...suite.problems import mode_of
 from ...suite.reference import set_flags
 from .probes import _context_usable, _settings
 from .report import _failure_of, _LoadError, _trace
 from .results import _check_output, _detach, _inputs_after, _Tensor, _write_tensors, poison_allocator
 
 
-def _model_maker(ModelNew: type, device: torch.device, dtype: torch.dtype):
+_Module = torch.nn.Module
+_module_eval, _module_train, _module_modules = torch.nn.Module.eval, torch.nn.Module.train, torch.nn.Module.modules
+
+
+class _ModelMaker:
     """``make_model(case)``: the candidate's model for a case's configuration and init seed, made
     with the reference's init inputs and seeded as the reference was, holding the reference's state
-    where its names match; one model is kept at a time."""
-    models: dict = {}
+    where its names match, in the configuration's mode (``model.eval()``, the candidate's own
+    method, for an eval configuration, as CUDA-L1's harness calls it); one model is kept at a time.
+    ``notes[config]``: what the candidate did with ``training`` that a reader should know (it
+    overrides ``eval()``, stays in training mode, puts itself in eval mode, or switches modes in
+    its forward); the outputs alone decide correctness."""
 
-    def make_model(case):
+    def __init__(self, ModelNew: type, device: torch.device, dtype: torch.dtype):
+        self.ModelNew, self.device, self.dtype = ModelNew, device, dtype
+        self.models: dict = {}
+        self.notes: dict[str, str] = {}
+
+    def __call__(self, case):
         key = (case["config"], case["init_seed"])
-        if key in models:
-            return models[key]
+        if key in self.models:
+            return self.models[key]
         torch.manual_seed(case["init_seed"])
         try:
-            model = ModelNew(*case["init_inputs"])
+            model = self.ModelNew(*case["init_inputs"])
         except TypeError as e:
             raise _LoadError(f"ModelNew(*init_inputs) failed: {e}") from e
-        model = model.to(device=device, dtype=dtype) if dtype != torch.float32 else model.to(device)
+        model = model.to(device=self.device, dtype=self.dtype) if self.dtype != torch.float32 else model.to(self.device)
         ref_state = case["state_dict"]
         own = model.state_dict()
         if set(own) == set(ref_state):
@@ -37,11 +50,51 @@ def _model_maker(ModelNew: type, device: torch.device, dtype: torch.dtype):
                 model.load_state_dict(ref_state, strict=True)
             except RuntimeError as e:
                 raise _LoadError(f"ModelNew's state_dict matches the reference's names but not its shapes: {e}") from e
-        models.clear()
-        models[key] = model
+        mode = mode_of(case["config"])
+        if mode == "eval":
+            model.eval()
+        self._note(case["config"], _mode_note(model, mode))
+        self.models.clear()
+        self.models[key] = model
         return model
 
-    return make_model
+    @staticmethod
+    def mode_now(model) -> str | None:
+        """``train`` or ``eval``: the model's own ``training`` (None where it cannot be read)."""
+        try:
+            return "train" if _Module.__getattribute__(model, "training") else "eval"
+        except Exception:  # noqa: BLE001 - an attribute the candidate broke: nothing to note
+            return None
+
+    def after_call(self, case, model, before: str | None) -> None:
+        """Notes a model whose forward changed its mode (``before``: its mode before the call)."""
+        now = self.mode_now(model)
+        if before is not None and now is not None and now != before:
+            self._note(case["config"], f"ModelNew switched itself to {now} mode in its forward "
+                                       f"(its configuration runs in {mode_of(case['config'])} mode)")
+
+    def _note(self, config: str, note: str | None) -> None:
+        if note and note not in (self.notes.get(config) or ""):
+            self.notes[config] = f"{self.notes[config]}; {note}" if config in self.notes else note
+
+
+def _mode_note(model, mode: str) -> str | None:
+    """What a reader should know of a freshly made model's mode, or None."""
+    try:
+        notes = []
+        if mode == "eval" and (type(model).eval is not _module_eval or type(model).train is not _module_train):
+            notes.append("ModelNew overrides eval() or train()")
+        wrong = [m for m in _module_modules(model) if bool(m.training) != (mode == "train")]
+        if wrong:
+            where = "after eval()" if mode == "eval" else "as constructed (it put itself in eval mode)"
+            notes.append(f"{len(wrong)} of ModelNew's modules in {'training' if mode == 'eval' else 'eval'} mode {where}")
+        return "; ".join(notes) or None
+    except Exception as e:  # noqa: BLE001 - the candidate's modules may be odd: say so, never fail on it
+        return f"ModelNew's mode could not be read ({type(e).__name__})"
+
+
+def _model_maker(ModelNew: type, device: torch.device, dtype: torch.dtype) -> _ModelMaker:
+    return _ModelMaker(ModelNew, device, dtype)
 
 
 def _settings_watch(settings: dict, flags: list[str]):
@@ -75,12 +128,13 @@ def _check_configs(cases, loaded, make_model, device, backward, outdir, chan, fl
             continue  # timing-only sets: never seen before the timed calls; a failed configuration is settled
         chan.send(event="stage", stage="correctness", case=i)
         failure = _check_one(i, loaded[i], make_model, device, backward, outdir, check_settings, flags, job.get("poison_bytes", 0))
+        note = {"note": make_model.notes[meta["config"]]} if meta["config"] in getattr(make_model, "notes", {}) else {}
         if failure is None:
-            chan.send(event="case_done", case=i)
+            chan.send(event="case_done", case=i, **note)
             continue
         category, message = failure
         failed.add(meta["config"])
-        chan.send(event="case_failed", case=i, config=meta["config"], failure=category, message=f"[{meta['config']}] {message}")
+        chan.send(event="case_failed", case=i, config=meta["config"], failure=category, message=f"[{meta['config']}] {message}", **note)
         if device.type == "cuda" and not _context_usable(device):
             chan.send(event="stopped", case=i, reason=f"the CUDA context was unusable after {meta['config']} failed ({category})")
             return _STOPPED
@@ -96,6 +150,7 @@ def _check_one(i, case, make_model, device, backward, outdir, check_settings, fl
             require_grad(inputs)
         poison_allocator(device, poison_bytes)
         set_flags()
+        before = make_model.mode_now(model) if hasattr(make_model, "mode_now") else None
         if backward:
             model.zero_grad(set_to_none=True)
             out = model(*inputs)
@@ -104,6 +159,8 @@ def _check_one(i, case, make_model, device, backward, outdir, check_settings, fl
                 out = model(*inputs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
+        if hasattr(make_model, "after_call"):
+            make_model.after_call(case, model, before)
         check_settings("during a correctness call")
         outs, err, out_flags = _check_output(out, inputs)
         if err:

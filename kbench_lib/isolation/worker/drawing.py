@@ -20,7 +20,7 @@ import torch.utils._device  # the device context that routes factories (checked 
 
 from ...measure.compare import fingerprint as _fingerprint
 from ...measure.tensors import require_grad, to_device
-from ...suite.problems import Config, instantiate, load_problem
+from ...suite.problems import Config, instantiate, load_problem, model_name
 from ...suite.reference import draw_inputs, reference_state, state_fingerprint, upstream_grads
 
 _Tensor = torch.Tensor
@@ -42,7 +42,7 @@ def _draw_cases(job: dict, device: torch.device) -> list[dict]:
     ops: set = set()
     for m in job["cases"]:
         cfg = Config(m["config"], m.get("overrides") or {})
-        key = (m["config"], m["init_seed"])
+        key = (model_name(m["config"]), m["init_seed"])  # an eval configuration's state is its training configuration's
         if key not in states:
             init_inputs, state = reference_state(problem, cfg, m["init_seed"], precision)
             states[key] = (init_inputs, state, state_fingerprint(state))

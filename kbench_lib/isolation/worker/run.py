@@ -23,6 +23,7 @@ from .results import _ARENA
 from .start import _await_gate, _open_out_folder, _prepare_device, _read_job, _take_gate, _warm_imports
 from .tamper import _harness_objects, _leftover_flags
 from .timed import _profile, _time, timing_groups
+from ...suite.problems import model_name
 
 _empty_cache = torch.cuda.empty_cache
 _exit = os._exit
@@ -84,11 +85,11 @@ def run(mode: str, jobdir: str) -> int:
     if failed is _STOPPED:
         chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
         return 0
-    if cases and cases[0]["config"] in failed:  # the default configuration failed: nothing is timed
+    groups = timing_groups(cases)
+    if cases and _gate_config(cases, groups) in failed:  # the timed configuration failed: nothing is timed
         chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
         return 0
 
-    groups = timing_groups(cases)
     timed, warm = (groups[0][1], groups[0][2]) if groups else ([], [])
     if timed:
         _await_gate(gate, chan)
@@ -102,6 +103,17 @@ def run(mode: str, jobdir: str) -> int:
 
     chan.send(event="done", flags=flags + _leftover_flags(harness, threads_before))
     return 0
+
+
+def _gate_config(cases: list[dict], groups: list) -> str:
+    """The configuration whose checks decide whether the candidate is timed: the timed
+    configuration where it was checked itself (the default's eval configuration, under a protocol
+    that times in eval mode), else the configuration whose model it runs (the default's)."""
+    if not groups:
+        return cases[0]["config"]
+    name = groups[0][0]
+    checked = any(not m.get("timed") and m["config"] == name for m in cases)
+    return name if checked else model_name(name)
 
 
 def _load_candidate(job: dict, mode: str, chan: Channel) -> type | None:

@@ -12,7 +12,7 @@ import torch
 from ...measure import profiling, timing
 from ...measure.compare import fingerprint as _fingerprint
 from ...measure.tensors import as_output_list, require_grad, to_device
-from ...suite.problems import Config, instantiate, load_problem
+from ...suite.problems import Config, instantiate, load_problem, model_name
 from ...suite.reference import set_flags
 from .drawing import _draw_inputs, _TimedDraws, _urandom
 from .probes import _descendants_cpu
@@ -30,8 +30,14 @@ def timing_groups(cases: list[dict]) -> list[tuple[str, list[int], list[int]]]:
     the default configuration's first: kbench_lib.prepared.plan_cases). The judge groups its plan
     by this same function."""
     names = list(dict.fromkeys(m["config"] for m in cases if m.get("timed")))
-    return [(n, [i for i, m in enumerate(cases) if m.get("timed") and m["config"] == n],
-             [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == n]) for n in names]
+
+    def checked(name: str) -> list[int]:
+        return [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == name]
+
+    # an eval configuration without checked sets of its own (its reference does not depend on
+    # training) warms up on its training configuration's
+    return [(n, [i for i, m in enumerate(cases) if m.get("timed") and m["config"] == n], checked(n) or checked(model_name(n)))
+            for n in names]
 
 
 def timing_file(timed: list[int], variant: str | None) -> str:
@@ -49,7 +55,7 @@ def _profile(job: dict, loaded: list[dict], timed: list[int], warm: list[int], m
         case = {**case, "namespace": instantiate(load_problem(job["problem_path"], job.get("problem_level")),
                                                  Config(case["config"], cases[timed[0]].get("overrides") or {}))}
         _draw_inputs(case, {**cases[timed[0]], "input_seed": int.from_bytes(_urandom(8), "little") >> 1}, job, str(device))
-    model = make_model(case)
+    model = make_model(loaded[timed[0]])  # the timed configuration's model, in its mode
     inputs = to_device(case["inputs"], device)
     with torch.no_grad():
         chan.send(event="profile", profile=profiling.profile_call(model, inputs, device.type))
@@ -58,27 +64,51 @@ def _profile(job: dict, loaded: list[dict], timed: list[int], warm: list[int], m
 
 class _Samples:
     """What a timed run keeps of its outputs (``after_call`` of the timing loop): the last output of
-    each input set, held for one round so that an output still held from an earlier call shows
-    (``reused``: cached answers, THREATS #8), and one output per set kept for the judge's re-check,
-    chosen after the call returned (reservoir sampling from the OS's randomness)."""
+    each input set, held for one round so that an output still held from an earlier call shows, and
+    one output per set kept for the judge's re-check, chosen after the call returned (reservoir
+    sampling from the OS's randomness).
+
+    An output in storage still held from an earlier call was not freshly allocated: whose earlier
+    output it is tells a cached answer from a static buffer. ``reused`` counts calls that returned
+    the tensor returned for the same input set earlier (a result kept per input and returned again:
+    memoisation, THREATS #8); ``static`` counts calls whose output starts where a *different* input
+    set's held output starts (one buffer the module keeps and rewrites each call: ``out=self.buf``,
+    CUDA-graph outputs). A static buffer holds this call's answer when the call returns, and the
+    re-check snapshots it then, so stale contents fail there as an output mismatch; the hazard is
+    to a caller, whose earlier result changes under it. ``calls`` counts every call seen."""
 
     def __init__(self):
         self.samples: dict[int, object] = {}
         self.held: dict[int, tuple] = {}  # the last output of each input set, kept alive for one round
         self.seen: dict[int, int] = {}
         self.reused = 0
+        self.static = 0
+        self.calls = 0
 
     def keep(self, k, set_index, out) -> None:
         if k == 0:  # a run measured anew (timing._runs): its own calls are the ones re-checked
             self.seen.clear()
             self.samples.clear()
-        # an output whose storage is still held from an earlier call was not computed by this call
-        # (a fresh result cannot live in memory that is in use): cached answers (THREATS #8)
+        # an output whose storage is still held from an earlier call was not allocated by this call
+        # (a fresh result cannot live in memory that is in use). Each of its tensors is a static
+        # buffer's when it starts at the same address as a tensor another input set's call returned
+        # (that memory now holds this set's answer: the call wrote it); otherwise its storage is
+        # held only as the same set's earlier answer, or as a part of another set's answer that this
+        # one does not overwrite (a cache of slices of one block): a cached result. The address, not
+        # the storage, decides, so a cache kept in one block is not taken for a static buffer.
         outs = as_output_list(out)
-        ptrs = {o.untyped_storage().data_ptr() for o in outs if type(o) is _Tensor and o.numel()}
-        if any(ptrs & p for _, p in self.held.values()):
-            self.reused += 1
-        self.held[set_index] = (out, ptrs)
+        tensors = [o for o in outs if type(o) is _Tensor and o.numel()]
+        ptrs = {o.untyped_storage().data_ptr() for o in tensors}
+        starts = {o.data_ptr() for o in tensors}
+        self.calls += 1
+        held = [p for _, p, _ in self.held.values()]
+        if any(ptrs & p for p in held):
+            others = set().union(*(st for i, (_, _, st) in self.held.items() if i != set_index))
+            shared = [o for o in tensors if any(o.untyped_storage().data_ptr() in p for p in held)]
+            static = [o for o in shared if o.data_ptr() in others]
+            self.static += bool(static)
+            self.reused += len(static) < len(shared)
+        self.held[set_index] = (out, ptrs, starts)
         # reservoir sampling, decided after the call returned from the OS's randomness: each timed
         # call of a set is equally likely to be the one re-checked, and one always is
         self.seen[set_index] = self.seen.get(set_index, 0) + 1
@@ -165,7 +195,7 @@ def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward
     else:
         chan.send(event="variant_timing", config=variant, timing=result.as_dict())
     kept.held.clear()
-    return _timing_flags(result, kept.reused, device)
+    return _timing_flags(result, kept, device)
 
 
 def _positive(x) -> bool:
@@ -195,12 +225,20 @@ def _write_timed_record(draws: _TimedDraws, samples: dict, backward: bool, outdi
             gc.enable()
 
 
-def _timing_flags(result: timing.Timing, reused: int, device: torch.device) -> list[str]:
-    """The flags a timed run raises by itself: outputs still held from an earlier call, work left
-    on another stream, first calls on new data much slower than repeats."""
+def _timing_flags(result: timing.Timing, kept, device: torch.device) -> list[str]:
+    """The flags a timed run raises by itself: outputs still held from an earlier call (``kept``,
+    the run's :class:`_Samples`, or the count of cached results alone), work left on another
+    stream, first calls on new data much slower than repeats."""
     out = []
+    reused = kept if isinstance(kept, int) else kept.reused
+    static, calls = (0, 0) if isinstance(kept, int) else (kept.static, kept.calls)
+    # a result kept per input set and returned again is a cheat (THREATS #8); a buffer the module
+    # keeps and rewrites is a hazard to a caller only (its contents were re-checked as any output)
     if reused:
-        out.append(f"output_reused: {reused} timed calls returned a tensor still held from an earlier call (cached or static outputs)")
+        out.append(f"output_reused: {reused} timed calls returned the tensor returned for the same input set earlier (a cached result)")
+    if static:
+        out.append(f"static_output_buffer: {static} of {calls} timed calls returned storage the module keeps and rewrites "
+                   f"(a caller's earlier result changes under it)")
     # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
     # does so on (nearly) every call, in the timed run and in its re-check
     if timing.unjoined_confirmed(result):

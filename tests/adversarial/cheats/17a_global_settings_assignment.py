@@ -1,7 +1,7 @@
 # kbench: backend=cpp
 """CHEAT #17 global settings: forward turns TF32 and cudnn autotuning on by assignment (then does the
-legitimate GEMM + fused epilogue). On the CPU the numbers do not change. Caught by: patches_library
-(static)."""
+legitimate GEMM + fused epilogue). On the CPU the numbers do not change. Caught by: changes_settings
+(static; a hazard-class flag: assignments under torch.backends are settings the judge resets)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
