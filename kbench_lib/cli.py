@@ -203,6 +203,29 @@ def _selected_problems(a, verb: str) -> list:
     return problems[: a.limit] if a.limit else problems
 
 
+def _is_corpus(model: str) -> bool:
+    from .generation.corpus import is_corpus
+
+    return is_corpus(model)
+
+
+def _corpus_problems(a, run_id: str, runs_root) -> list | None:
+    """A corpus model's own problems (each row's task, written under the run's folder), kept by
+    ``--filter`` and ``--limit``; None after a one-line error (an unknown format, a missing file)."""
+    from pathlib import Path
+
+    from .generation.corpus import CorpusError, corpus_problems
+
+    try:
+        problems = corpus_problems(a.model, Path(a.runs_root or runs_root) / run_id / "corpus")
+    except CorpusError as e:
+        print(f"kbench run: {e}", file=sys.stderr)
+        return None
+    if a.filter:
+        problems = [p for p in problems if any(f in p.key for f in a.filter)]
+    return problems[: a.limit] if a.limit else problems
+
+
 def _float_or_none(text: str) -> float | None:
     return None if text.lower() == "none" else float(text)
 
@@ -228,9 +251,11 @@ def cmd_run(a) -> int:
     from .models import ModelUnavailable
     from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
-    problems = _selected_problems(a, "run")
     backends = (a.backend,) if a.backend else None
     run_id = a.run_id or new_run_id()
+    problems = _corpus_problems(a, run_id, RUNS_ROOT) if _is_corpus(a.model) else _selected_problems(a, "run")
+    if problems is None:
+        return 2
     try:
         if _searches(a):
             if a.ray is not None:  # a search decides from each verdict in turn: it runs here, not on the cluster
@@ -394,9 +419,10 @@ def _add_eval_command(sub) -> None:
 def _add_run_command(sub) -> None:
     """``kbench run``: a model's candidates over a folder of problems, every verdict recorded."""
     p = sub.add_parser("run", help="judge a model's candidates on a folder of problems, recording every verdict")
-    p.add_argument("problems", nargs="?", default=str(REPO / "problems"))
+    p.add_argument("problems", nargs="?", default=str(REPO / "problems"), help="a folder of problems (a corpus model brings its own)")
     p.add_argument("--model", default="reference",
                    help="reference, torch-compile, eager (the problem's own Model: a clock control), folder:PATH, tune[:PATH] (offline autotuner of the solutions), "
+                        "cuda-l1:PATH (a published corpus: each row's kernel judged against its own task, its claim recorded), "
                         "openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
     p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None,
                    help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")

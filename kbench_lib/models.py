@@ -27,11 +27,15 @@ SOLUTIONS = Path(__file__).resolve().parent.parent / "problems" / "solutions"
 
 def folder_model(root: str | Path, backends: tuple[str, ...] | None = None) -> Callable[[Problem], list[Sample]]:
     """Candidates named after the problem file: ``<root>/<level>/<stem>.py``, ``<root>/<stem>.py``,
-    or several samples ``<stem>__<anything>.py``."""
+    or several samples ``<stem>__<anything>.py``. An optional ``<root>/claims.csv`` (columns
+    ``problem``, ``claimed_speedup``, ``source``, and optionally ``baseline``) puts a published
+    claim in each sample's record (``claim_speedup``, ``claim_source``, ``claim_baseline``)."""
     root = Path(root)
+    claims = read_claims(root / "claims.csv")
 
     def generate(problem: Problem) -> list[Sample]:
         stem = problem.path.stem
+        claim = claims.get(problem.key) or claims.get(stem) or {}
         files: list[Path] = []
         for folder in (root / problem.level, root):
             if folder.is_dir():
@@ -41,13 +45,35 @@ def folder_model(root: str | Path, backends: tuple[str, ...] | None = None) -> C
             try:
                 c = load_candidate(f)
             except (OSError, UnicodeDecodeError, ValueError) as e:
-                samples.append(Sample(i, None, f"cannot read candidate {f}: {e}"))
+                samples.append(Sample(i, None, f"cannot read candidate {f}: {e}", meta=claim))
                 continue
             if backends is None or c.backend in backends:
-                samples.append(Sample(i, c))
+                samples.append(Sample(i, c, meta=claim))
         return samples
 
     return generate
+
+
+def read_claims(path: Path) -> dict[str, dict]:
+    """``claims.csv`` of a folder model: {problem key or stem: record columns of its claim}; empty
+    where there is no such file. A row whose speedup is not a number keeps its source, no speedup."""
+    import csv
+
+    if not path.is_file():
+        return {}
+    out = {}
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            problem = (row.get("problem") or "").strip()
+            if not problem:
+                continue
+            try:
+                speedup = float(row.get("claimed_speedup") or "")
+            except ValueError:
+                speedup = None
+            out[problem] = {"claim_speedup": speedup, "claim_source": (row.get("source") or "").strip() or None,
+                            "claim_baseline": (row.get("baseline") or "eager").strip()}
+    return out
 
 
 def _subclass_source(problem: Problem, what: str, body: str) -> str:
@@ -96,7 +122,12 @@ def get_model(name: str, backends: tuple[str, ...] | None = None, generation=Non
         return eager_model
     if name.startswith("folder:"):
         return folder_model(name.split(":", 1)[1], backends)
-    raise ValueError(f"unknown model {name!r}: use reference, torch-compile, eager, folder:<path>, openai:MODEL[@BASE_URL], anthropic:MODEL or hf:PATH")
+    from .generation.corpus import corpus_model, is_corpus
+
+    if is_corpus(name):
+        return corpus_model(name)
+    raise ValueError(f"unknown model {name!r}: use reference, torch-compile, eager, folder:<path>, cuda-l1:<path>, openai:MODEL[@BASE_URL], "
+                     "anthropic:MODEL or hf:PATH")
 
 
 def iter_samples(generate, problems: Iterable[Problem], skip=frozenset()) -> Iterator[tuple[Problem, list[Sample], str | None]]:
@@ -164,6 +195,6 @@ NOTES = {
     ),
 }
 
-MODELS = ("reference", "torch-compile", "eager", "folder:<path>", "openai:MODEL[@BASE_URL]", "anthropic:MODEL", "hf:PATH")
+MODELS = ("reference", "torch-compile", "eager", "folder:<path>", "cuda-l1:<path>", "openai:MODEL[@BASE_URL]", "anthropic:MODEL", "hf:PATH")
 
 __all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source", "eager_source", "detect_backend", "MODELS", "ROLES", "NOTES"]

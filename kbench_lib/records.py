@@ -149,6 +149,7 @@ SCHEMA = pa.schema(
         ("claim_speedup", pa.float64()),
         ("claim_source", pa.string()),
         ("claim_baseline", pa.string()),
+        ("corpus_row", pa.string()),  # the corpus row the candidate came from ("h100.json:17": its file and line)
     ]
 )
 

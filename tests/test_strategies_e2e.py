@@ -148,6 +148,6 @@ def test_kbench_run_takes_a_strategy(tmp_path):
            "--run-id", "cli", "--cache-path", str(tmp_path / "c.sqlite"), "--budget-proposals", "2", "--quiet", "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"run_id": "cli", "n": 2, "trusted": 2}
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"run_id": "cli", "n": 2, "trusted": 2, "trust": "strict"}
     df = _records(tmp_path / "runs", "cli")
     assert df["operation"].tolist() == ["sample", "refine"] and df["strategy"].eq("refine").all()
