@@ -298,3 +298,74 @@ def baseline_summaries(baselines: pd.DataFrame, suite: dict[str, int] | None = N
         return pd.DataFrame()
     out = pd.concat(parts, ignore_index=True)
     return out[["device_name", *[c for c in out if c != "device_name"]]]
+
+
+def audit(corpus_spec: str, device: str = "auto", run_id: str | None = None, runs_root=None, protocol: str = "cuda-l1",
+          timing_budget_s: float = 10.0, limit: int | None = None, filters=None, build_jobs: int = 0,
+          progress: bool = True) -> tuple[str, pd.DataFrame, float]:
+    """Judge a published corpus (``cuda-l1:PATH``: :mod:`kbench_lib.generation.corpus`) once, under
+    its own protocol (every record reads under kbench's too), and return (run id, the run's
+    records, the wall seconds of this call). The same ``run_id`` resumes a batch cut short."""
+    import time
+
+    from .generation.corpus import corpus_problems
+
+    started = time.monotonic()
+    device = resolve_device(device)
+    run_id = run_id or new_run_id("audit")
+    root = Path(runs_root or RUNS_ROOT)
+    problems = corpus_problems(corpus_spec, root / run_id / "corpus")
+    if filters:
+        problems = [p for p in problems if any(f in p.key for f in filters)]
+    problems = problems[:limit] if limit else problems
+    opts = JudgeOptions(device=device, timing_budget_s=timing_budget_s, protocol=protocols.check(protocol))
+    run_batch(problems, corpus_spec, run_id=run_id, runs_root=root, opts=opts, progress=progress, prebuild_jobs=build_jobs)
+    return run_id, read_records(root, run_id), round(time.monotonic() - started, 1)
+
+
+def corpus_name(corpus_spec: str) -> str:
+    """A corpus spec as a name for files: ``cuda-l1:.../h100.json`` -> ``cuda-l1-h100``."""
+    fmt, _, path = corpus_spec.partition(":")
+    return device_slug_of(f"{fmt}-{Path(path).stem}")
+
+
+def audit_outputs(df: pd.DataFrame, corpus_spec: str, out_dir, figures_dir, wall_s: float | None = None,
+                  protocol: str = "cuda-l1", date: str | None = None) -> dict:
+    """The audit's summary row (``<out_dir>/<device>/audit-<corpus>-<date>.json``), its per-kernel
+    table beside it (CSV) and its figures (``<figures_dir>/<device>/audit-<corpus>-claims`` and
+    ``-waterfall``, PDF and PNG); {name: paths}. A figure without data is left out, with the reason
+    printed."""
+    import datetime as dt
+    import json
+
+    import matplotlib
+
+    from .analysis import audit as audit_analysis
+    from .analysis.data import NoData
+
+    name = corpus_name(corpus_spec)
+    summary = audit_analysis.audit_summary(df, name, protocol, wall_s)
+    dev = device_slug_of(summary["device_name"] or "unknown-device")
+    date = date or dt.date.today().isoformat()
+    out = Path(out_dir) / dev
+    out.mkdir(parents=True, exist_ok=True)
+    made = {}
+    table = audit_analysis.audit_table(df, protocol)
+    summary["waterfall"] = audit_analysis.waterfall(table).to_dict("records") if table["claim_speedup"].notna().any() else []
+    path = out / f"audit-{name}-{date}.json"
+    path.write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    made["summary"] = [path]
+    csv = out / f"audit-{name}-{date}-kernels.csv"
+    table.drop(columns=["flags"]).to_csv(csv, index=False, float_format="%.6g")
+    made["kernels"] = [csv]
+    figs = Path(figures_dir) / dev
+    for key, draw in (("claims", lambda: audit_analysis.claims_figure(table, f"{name}: claimed against measured ({protocol})")),
+                      ("waterfall", lambda: audit_analysis.waterfall_figure(audit_analysis.waterfall(table), f"{name}: claimed to kbench"))):
+        try:
+            fig = draw()
+        except NoData as e:
+            print(f"audit-{name}-{key}: not drawn, {e}")
+            continue
+        with matplotlib.rc_context({"savefig.dpi": plots.STYLE["savefig.dpi"]}):  # the paper resolution, also for the PNG
+            made[key] = _save(fig, figs / f"audit-{name}-{key}")
+    return made

@@ -54,35 +54,13 @@ RAISES_TASK = RELU_TASK.replace("return torch.relu(x)", "raise RuntimeError('thi
 NOT_A_TASK = "import torch\n\nclass Model(torch.nn.Module):\n    pass\n"
 
 
-def _bn_task() -> str:
-    return (FIXTURES / "modes" / "1_BatchNorm_Pool.py").read_text()
-
-
-def _row(level, task, ref, code, score):
-    return json.dumps({"level_id": level, "task_id": task, "ref_code": ref, "custom_code": code, "score_default": score,
-                       "score_torch_compile_default": None, "cuda_graph_code": None, "cudnn_code": None})
-
-
 @pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
-    """A CUDA-L1-format file: a torch kernel, a cpp kernel (the CPU's build path), rows without code
-    (null and "None"), a malformed line, a kernel with a syntax error, an eval-mode-only kernel on a
-    BatchNorm task, a task whose reference raises, and one that is not a task."""
-    cpp = (FIXTURES / "modes" / "bn_pool_eval_only_cpp.py").read_text()
-    lines = [
-        _row(1, 19, RELU_TASK, RELU_KERNEL, 1.7),
-        _row(1, 20, RELU_TASK.replace("ReLU activation", "ReLU of a wider tensor"), None, 2.0),
-        _row(1, 21, RELU_TASK.replace("ReLU activation", "ReLU, third"), "None", None),
-        '{"level_id": 1, "task_id": 22, "ref_code": "truncated',
-        _row(1, 23, RELU_TASK.replace("ReLU activation", "ReLU, fourth"), "class ModelNew(:\n    pass\n", 3.0),
-        _row(2, 5, _bn_task(), (FIXTURES / "modes" / "bn_pool_eval_only.py").read_text(), 81.9),
-        _row(2, 6, _bn_task().replace("BatchNorm2d then", "BatchNorm2d, in C++, then"), cpp, 4.2),
-        _row(3, 1, RAISES_TASK, RELU_KERNEL, 1.1),
-        _row(3, 2, NOT_A_TASK, RELU_KERNEL, 1.2),
-    ]
-    path = tmp_path_factory.mktemp("corpus") / "tiny.json"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def small_corpus():
+    """A CUDA-L1-format file (tests/fixtures/corpora/README.md): a torch kernel, a cpp kernel (the
+    CPU's build path), rows without code (null and "None"), a malformed line, a kernel with a syntax
+    error, an eval-mode-only kernel on a BatchNorm task, a task whose reference raises, and one that
+    is not a task."""
+    return FIXTURES / "corpora" / "tiny.json"
 
 
 def test_rows_are_read_with_their_claims_and_malformed_lines_kept(small_corpus, tmp_path):
