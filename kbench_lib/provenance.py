@@ -78,3 +78,19 @@ def environment(device: str) -> dict:
         "git_sha": git_sha(),
         "python_version": platform.python_version(),
     }
+
+
+def host_memory() -> int:
+    """This machine's memory, or its cgroup's limit where that is lower (a container's)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 16 << 30
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total

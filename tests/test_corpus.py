@@ -125,3 +125,21 @@ def test_a_folder_model_reads_its_claims(tmp_path):
     problem = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     [sample] = folder_model(tmp_path)(problem)
     assert sample.meta == {"claim_speedup": 2.5, "claim_source": "paper:a100", "claim_baseline": "eager"}
+
+
+def test_a_task_too_large_to_hold_is_a_judge_error_not_a_dead_batch(tmp_path, monkeypatch):
+    """A task whose expected outputs over its checked sets exceed the judge's share of the host's
+    memory is refused with the sizes in the message, before any candidate runs."""
+    from kbench_lib.candidates import load_candidate
+    from kbench_lib.judge import JudgeError, JudgeOptions, judge
+    from kbench_lib.judging import prepared
+    from kbench_lib.problems import load_problem
+
+    task = tmp_path / "19_ReLU.py"
+    task.write_text(RELU_TASK)
+    cand = tmp_path / "cand.py"
+    cand.write_text(RELU_KERNEL)
+    opts = JudgeOptions(device="cpu", timing=False)
+    monkeypatch.setattr(prepared, "host_memory", lambda: 64 << 10)  # 64 KiB: a quarter is under the task's 4 KiB x its sets
+    with pytest.raises(JudgeError, match=r"GiB per input set.*checked sets.*fewer --seeds"):
+        judge(load_problem(task), load_candidate(cand), opts)

@@ -20,6 +20,7 @@ import torch
 
 from ..judging.pipeline import JudgeError, JudgeOptions, prepare_problem
 from ..judging.prepared import PreparationCancelled
+from ..provenance import host_memory
 from ..suite.problems import Problem
 
 # a batch's timeline at DEBUG, one record per event, its fields as attributes (``event``, ``device``,
@@ -133,20 +134,6 @@ class PreparedReferences:
             release_reference(self._held.popitem()[1])
 
 
-def host_memory() -> int:
-    """This machine's memory, or its cgroup's limit where that is lower (a container's)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = 16 << 30
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            total = min(total, int(text))
-    return total
 
 
 def device_share_bytes(device: str) -> int:

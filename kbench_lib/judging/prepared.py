@@ -36,7 +36,7 @@ from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError, eval_config, model_name
-from ..provenance import device_name
+from ..provenance import device_name, host_memory
 from ..suite.reference import Case, build_model, build_reference, in_mode, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
@@ -478,6 +478,26 @@ def _backward_call(model):
     return call
 
 
+# what a task's expected outputs over its checked sets may take: the judge keeps them (on the GPU, or
+# in host memory where they do not fit there) and the candidate's worker hands back as much
+HOLD_SHARE = 0.25
+
+
+def _check_size(problem: Problem, first: Case, n_checked: int) -> None:
+    """Raises :class:`ProblemError` for a task whose expected outputs over its checked sets (the
+    first set's size times their count; variants are never larger) take more than
+    :data:`HOLD_SHARE` of this machine's memory: judged anyway, the judge's process and the
+    worker's result files would exhaust the host (a published task's 6 GiB output over ten input
+    sets took an H200 host's 125 GiB). Its candidates are recorded as ``judge_error`` with this
+    message, and the batch goes on."""
+    per_set = nbytes([first.expected, first.expected_input_grads, list(first.expected_param_grads.values())])
+    need, limit = per_set * max(1, n_checked), int(HOLD_SHARE * host_memory())
+    if need > limit:
+        raise ProblemError(f"{problem.key}: its outputs take {per_set / 2**30:.1f} GiB per input set, {need / 2**30:.0f} GiB over "
+                           f"its {n_checked} checked sets, more than the judge holds on this machine ({limit / 2**30:.0f} GiB, "
+                           f"{HOLD_SHARE:g} of its memory): not judged (fewer --seeds checks fewer sets)")
+
+
 def _in_training_mode(specs: list[CaseSpec]) -> list[CaseSpec]:
     """The plan without its eval configuration: its checked sets left out, its timed sets run in
     training mode (the reference failed in eval mode)."""
@@ -608,6 +628,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                     specs = [x for x in specs if x.timed or x.config.mode != "eval"]
                     continue
             cases.append(case)
+            if len(cases) == 1:
+                _check_size(problem, case, sum(not x.timed for x in specs))
             i += 1
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
