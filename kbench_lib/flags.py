@@ -53,7 +53,6 @@ FLAGS: dict[str, Flag] = {
     "input_drawing_tampered": Flag("cheat", _JUDGE, "timed input sets drawn out of the harness's order, or its drawing functions replaced"),
     "introspection": Flag("cheat", _JUDGE, "reaches frames, live objects, other modules or builtins (can find the harness's internals)"),
     "dynamic_code": Flag("cheat", _JUDGE, "runs code the judge cannot read (exec, eval, compile, __import__)"),
-    "faster_than_light": Flag("cheat", "#20 impossible speed", "timed below the roofline bound of the problem"),
     "profile_malformed": Flag("cheat", _JUDGE, "the run's profile message was forged or broken"),
     "profile_missing": Flag("cheat", _UNCHECKED, "the run reported no profile of the candidate's forward"),
     "timing_unchecked": Flag("cheat", _UNCHECKED, "no timed output could be sampled for the re-check"),
@@ -69,6 +68,10 @@ FLAGS: dict[str, Flag] = {
     "library_passthrough": Flag("shortcut", _PASSTHROUGH, "the forward ran all of the reference's compute ops itself"),
     "library_does_the_work": Flag("shortcut", _PASSTHROUGH, "the candidate's own kernels took a negligible share of its device time"),
     "degenerate_task": Flag("shortcut", "#6 degenerate task", "the task's output is (nearly) constant: zeros or a constant pass it"),
+    # the bound counts the reference's own work: a kernel under it does less (an algebraic rewrite such as
+    # diag(a) @ b as a row scaling, a constant answer to a degenerate task); a faked time is named by the
+    # timing checks above, for which this is a backstop under strict trust
+    "faster_than_light": Flag("shortcut", "#20 impossible speed", "timed below the roofline bound of the reference's own work: it does less work than the reference"),
     "profile_failed": Flag("shortcut", _UNCHECKED, "the profile of the forward failed, so the passthrough checks could not run"),
 }
 

@@ -21,6 +21,7 @@ NOT_FLAGS = {
     "device_arena",  # tamper check's labels of the worker's objects
     "error", "evolve", "failures", "flagged", "host_bound", "kernels", "live", "machine", "ninja", "other",
     "refine", "replay", "roofline", "single", "sol_fraction", "static", "tune", "unshare", "usage", "default",
+    "fails",  # the audit waterfall's step labels ("fails: <cause>")
 }
 
 
@@ -64,7 +65,7 @@ def test_failures_reads_the_one_threat_table():
     ("output_reused", "cheat"), ("memoisation_suspected", "cheat"), ("side_stream_unjoined", "cheat"),
     ("threads_started", "cheat"), ("processes_started", "cheat"), ("patches_library", "cheat"),
     ("timer_tampered", "cheat"), ("harness_tampered", "cheat"), ("input_drawing_tampered", "cheat"),
-    ("introspection", "cheat"), ("dynamic_code", "cheat"), ("faster_than_light", "cheat"),
+    ("introspection", "cheat"), ("dynamic_code", "cheat"), ("faster_than_light", "shortcut"),
     ("profile_malformed", "cheat"), ("profile_missing", "cheat"), ("timing_unchecked", "cheat"),
     ("static_output_buffer", "hazard"), ("output_aliases_input", "hazard"), ("global_settings_changed", "hazard"),
     ("changes_settings", "hazard"), ("environment_access", "hazard"), ("suspect_import", "hazard"),

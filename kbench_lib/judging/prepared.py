@@ -35,7 +35,7 @@ from .. import protocols
 from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
-from ..suite.problems import Config, Problem, ProblemError, eval_config, model_name
+from ..suite.problems import Config, Problem, ProblemError, eval_config
 from ..provenance import device_name, host_memory
 from ..suite.reference import Case, build_model, build_reference, in_mode, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
@@ -542,15 +542,16 @@ class _ModelsBuilt:
         self._sums: dict[tuple[str, int], dict] = {}
 
     def plan(self, specs: list, keep: tuple[str, int] | None) -> None:
-        """The cases to come (a configuration and its eval configuration share one model, by
-        :attr:`Config.model_name`), and the model to keep once they are done."""
-        self._uses = Counter((s.config.model_name, s.init_seed) for s in specs)  # cases still to come per model
-        self._keep = (model_name(keep[0]), keep[1]) if keep is not None else None
+        """The cases to come, and the model to keep once they are done. An eval configuration has a
+        model of its own, built afresh as the candidate's is: a module may keep state outside its
+        state_dict (a recurrent cell's hidden state) that its training configuration's cases moved."""
+        self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
+        self._keep = keep
 
     def get(self, config, init_seed: int) -> tuple:
         """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
         that seed; a model is let go with its last case (but the one to keep)."""
-        key = (config.model_name, init_seed)
+        key = (config.name, init_seed)
         self._uses[key] -= 1
         drop = self._uses[key] <= 0 and key != self._keep
         if key not in self._built:
@@ -567,7 +568,7 @@ class _ModelsBuilt:
     def state_sums(self, config, init_seed: int) -> dict | None:
         """The state fingerprints of the model of ``config`` and ``init_seed`` as built (None
         before :meth:`get` built it)."""
-        return self._sums.get((config.model_name, init_seed))
+        return self._sums.get((config.name, init_seed))
 
     def kept(self):
         """The model named ``keep`` as built (its parameters and buffers restored), its pristine copy
