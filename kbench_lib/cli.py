@@ -468,8 +468,9 @@ def _add_run_command(sub) -> None:
 
 
 def cmd_audit(a) -> int:
-    from .generation.corpus import CorpusError
     from . import workflows
+    from .analysis import audit
+    from .generation.corpus import CorpusError
 
     try:
         run_id, df, wall_s = workflows.audit(a.corpus, device=a.device, run_id=a.run_id, runs_root=a.runs_root, protocol=a.protocol,
@@ -478,7 +479,7 @@ def cmd_audit(a) -> int:
     except CorpusError as e:
         print(f"kbench audit: {e}", file=sys.stderr)
         return 2
-    made = workflows.audit_outputs(df, a.corpus, a.out_dir, a.figures_dir, wall_s, a.protocol)
+    made = audit.audit_outputs(df, a.corpus, a.out_dir, a.figures_dir, wall_s, a.protocol)
     summary = json.loads(made["summary"][0].read_text())
     print(f"audit {run_id}: {summary['kernels']} kernels ({summary['with_code']} with code) on {summary['device_name']} in {wall_s:.0f} s")
     print(f"  claimed mean {_num(summary['claimed_mean'])}x, median {_num(summary['claimed_median'])}x; reproduced under "

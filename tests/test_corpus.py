@@ -143,3 +143,56 @@ def test_a_task_too_large_to_hold_is_a_judge_error_not_a_dead_batch(tmp_path, mo
     monkeypatch.setattr(prepared, "host_memory", lambda: 64 << 10)  # 64 KiB: a quarter is under the task's 4 KiB x its sets
     with pytest.raises(JudgeError, match=r"GiB per input set.*checked sets.*fewer --seeds"):
         judge(load_problem(task), load_candidate(cand), opts)
+
+
+def _audit_rows():
+    """Five GPU-timed records as a corpus audit holds them (judged under cuda-l1)."""
+    import pandas as pd
+
+    from kbench_lib.config_checks import new_config
+
+    def cfg(name, kind, tol, checked=True):
+        return {**new_config(name, kind), "checked": checked, "tol_needed": tol, "max_abs_err": tol, "sets": 5}
+
+    ok = [cfg("default", "default", 0.0), cfg("default/eval", "eval", 0.0)]
+    eval_only = [cfg("default", "default", 2.1), cfg("default/eval", "eval", 1e-7)]
+    base = {"device": "cuda", "device_name": "NVIDIA H200", "small": False, "backend": "cuda", "level": "level2", "protocol": "cuda-l1",
+            "precision": "fp32", "run_id": "a", "model": "cuda-l1:x", "strategy": "single", "sample": 0}
+    rows = [
+        {**base, "problem": "level2/1_a", "correct": True, "failure": None, "cause": None, "flags": [], "configs": ok,
+         "claim_speedup": 2.0, "speedup_eager": 1.5},
+        {**base, "problem": "level2/2_b", "correct": True, "failure": None, "cause": None, "flags": [], "configs": eval_only,
+         "claim_speedup": 3.0, "speedup_eager": 2.5},
+        {**base, "problem": "level2/3_c", "correct": False, "failure": "no_code", "cause": "no_code", "flags": [], "configs": None,
+         "claim_speedup": 5.0, "speedup_eager": None},
+        {**base, "problem": "level2/4_d", "correct": True, "failure": None, "cause": None, "flags": ["static_output_buffer: 9 of 9"],
+         "configs": ok, "claim_speedup": 4.0, "speedup_eager": 4.0},
+        {**base, "problem": "level2/5_e", "correct": True, "failure": None, "cause": None, "flags": ["output_reused: 9 timed calls"],
+         "configs": ok, "claim_speedup": 10.0, "speedup_eager": 9.0},
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_the_audit_sets_claims_beside_measurements_and_walks_down_to_kbench(tmp_path):
+    import math
+
+    from kbench_lib.analysis import audit
+
+    df = _audit_rows()
+    t = audit.audit_table(df).set_index("problem")
+    assert t["outcome"].to_dict() == {"level2/1_a": "trusted", "level2/2_b": "wrong under kbench only", "level2/3_c": "no code",
+                                      "level2/4_d": "hazard", "level2/5_e": "cheat"}
+    assert t.loc["level2/2_b", "cause_kbench"] == "eval_mode_only" and t.loc["level2/2_b", "correct_own"]
+    w = audit.waterfall(t.reset_index())
+    assert list(w["step"]) == ["claimed", "no code", "fails: eval_mode_only", "flagged: cheat", "flagged: hazard", "measured on this GPU"]
+    assert math.isclose(w["geomean"].iloc[0], (2 * 3 * 5 * 4 * 10) ** 0.2) and math.isclose(w["geomean"].iloc[-1], 1.5 ** 0.2)
+    s = audit.audit_summary(df, "cuda-l1-x")
+    assert (s["claimed_mean"], s["claimed_median"]) == (4.8, 4.0)
+    assert s["reproduced_n"] == 4 and math.isclose(s["reproduced_mean"], (1.5 + 2.5 + 4 + 9) / 4)
+    assert s["kbench_fast_0_strict"] == 0.2 and s["kbench_fast_0_no_cheat"] == 0.4  # the hazard counts under no-cheat, the cheat never
+    assert s["by_flag_class"] == {"cheat": 1, "hazard": 1, "shortcut": 0} and s["by_outcome"]["no code"] == 1
+    made = audit.audit_outputs(df, "cuda-l1:x.json", tmp_path / "b", tmp_path / "f", 12.0)
+    assert set(made) == {"summary", "kernels", "claims", "waterfall"}
+    assert made["summary"][0].name.startswith("audit-cuda-l1-x-") and (tmp_path / "f" / "nvidia-h200" / "audit-cuda-l1-x-claims.png").exists()
+    png = (tmp_path / "f" / "nvidia-h200" / "audit-cuda-l1-x-waterfall.png").read_bytes()
+    assert int.from_bytes(png[16:20], "big") >= 1800  # saved at the paper's 300 dpi, not the screen's 100

@@ -25,7 +25,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .. import flags, metrics
+from pathlib import Path
+
+from .. import flags, metrics, provenance
 from . import style
 from .data import NoData
 
@@ -73,7 +75,7 @@ def _outcome(r) -> str:
         return "wrong under its own protocol"
     if not r.correct_kbench:
         return "wrong under kbench only"
-    return r.worst_class or "trusted"
+    return r.worst_class if isinstance(r.worst_class, str) else "trusted"
 
 
 def _stats(x: pd.Series) -> tuple[float, float]:
@@ -155,7 +157,7 @@ def claims_figure(t: pd.DataFrame, title: str = "Claimed against measured speedu
     if not len(d):
         raise NoData("no kernel has both a claim and a speedup timed on a GPU")
     levels = sorted(d["level"].unique())
-    with style.figure(width=style.FULL, height=2.6, ncols=len(levels)) as (fig, axes):
+    with style.figure(width=min(style.FULL, 2.5 * len(levels) + 0.4), height=2.6, ncols=len(levels)) as (fig, axes):
         lo = float(min(d["claim_speedup"].min(), d["measured_speedup"].min())) / 1.5
         hi = float(max(d["claim_speedup"].max(), d["measured_speedup"].max())) * 1.5
         for ax, level in zip(axes[0], levels):
@@ -200,4 +202,51 @@ def waterfall_figure(w: pd.DataFrame, title: str = "From the claimed geometric m
     return fig
 
 
-__all__ = ["OUTCOMES", "audit_summary", "audit_table", "claims_figure", "waterfall", "waterfall_figure"]
+def corpus_name(corpus_spec: str) -> str:
+    """A corpus spec as a name for files: ``cuda-l1:.../h100.json`` -> ``cuda-l1-h100``."""
+    fmt, _, path = corpus_spec.partition(":")
+    return provenance.slug(f"{fmt}-{Path(path).stem}")
+
+
+def audit_outputs(df: pd.DataFrame, corpus_spec: str, out_dir, figures_dir, wall_s: float | None = None,
+                  protocol: str = "cuda-l1", date: str | None = None) -> dict:
+    """The audit's summary row (``<out_dir>/<device>/audit-<corpus>-<date>.json``), its per-kernel
+    table beside it (CSV) and its figures (``<figures_dir>/<device>/audit-<corpus>-claims`` and
+    ``-waterfall``, PDF and PNG); {name: paths}. A figure without data is left out, with the reason
+    printed."""
+    import datetime as dt
+    import json
+
+    import matplotlib
+
+    from .. import plots
+
+    name = corpus_name(corpus_spec)
+    summary = audit_summary(df, name, protocol, wall_s)
+    dev = provenance.slug(summary["device_name"] or "unknown-device")
+    date = date or dt.date.today().isoformat()
+    out = Path(out_dir) / dev
+    out.mkdir(parents=True, exist_ok=True)
+    made = {}
+    table = audit_table(df, protocol)
+    summary["waterfall"] = waterfall(table).to_dict("records") if table["claim_speedup"].notna().any() else []
+    path = out / f"audit-{name}-{date}.json"
+    path.write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    made["summary"] = [path]
+    csv = out / f"audit-{name}-{date}-kernels.csv"
+    table.drop(columns=["flags"]).to_csv(csv, index=False, float_format="%.6g")
+    made["kernels"] = [csv]
+    figs = Path(figures_dir) / dev
+    for key, draw in (("claims", lambda: claims_figure(table, f"{name}: claimed against measured ({protocol})")),
+                      ("waterfall", lambda: waterfall_figure(waterfall(table), f"{name}: claimed to kbench"))):
+        try:
+            fig = draw()
+        except NoData as e:
+            print(f"audit-{name}-{key}: not drawn, {e}")
+            continue
+        with matplotlib.rc_context({"savefig.dpi": plots.STYLE["savefig.dpi"]}):  # the paper resolution, also for the PNG
+            made[key] = style.save(fig, figs / f"audit-{name}-{key}")
+    return made
+
+
+__all__ = ["OUTCOMES", "audit_outputs", "audit_summary", "audit_table", "claims_figure", "corpus_name", "waterfall", "waterfall_figure"]
