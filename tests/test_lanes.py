@@ -257,3 +257,15 @@ def test_every_sample_is_judged_once_when_lanes_take_from_each_other():
     assert lanes._reached == {} and lanes._ended == set()
     assert len({lane for lane, _, _ in taken}) == 3
     assert any(given[(k, i)] != lane for lane, k, i in taken)  # some were taken from another lane's queue
+
+
+def test_upcoming_names_the_problems_of_waiting_candidates_only():
+    """A sample without a candidate (a corpus row without code) is recorded without its problem's
+    reference: the lane does not prepare that problem ahead for it."""
+    from kbench_lib.candidates import Candidate
+
+    lanes = JudgeLanes(1, limit=100)
+    empty, full = _P("empty"), _P("full")
+    lanes.put(Arrival(empty, Sample(0, None, "no kernel", failure="no_code")))
+    lanes.put(Arrival(full, Sample(0, Candidate("class ModelNew: pass", "torch"))))
+    assert [p.key for p in lanes.upcoming(0)] == ["full"]

@@ -120,11 +120,14 @@ class JudgeLanes:
         return None
 
     def upcoming(self, lane: int) -> list:
-        """The problems of the samples waiting in ``lane``'s line, each once, in their order."""
+        """The problems of the candidates waiting in ``lane``'s line, each once, in their order (a
+        sample without a candidate, such as a corpus row that publishes no kernel, needs no
+        reference: its problem is not prepared for it)."""
         with self._cond:
             seen: dict = {}
             for a in self._lanes[lane]:
-                seen.setdefault(a.problem.key, a.problem)
+                if getattr(a.sample, "candidate", None) is not None:
+                    seen.setdefault(a.problem.key, a.problem)
             return list(seen.values())
 
     def wait_for_more(self, timeout: float) -> bool:
