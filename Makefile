@@ -54,18 +54,23 @@ search: setup
 # test-unit and test-notebooks in one pytest run, so that the notebooks run beside the unit tests on
 # the same two workers (on two cores a third process only slows both). They share no mutable state:
 # the tests judge with a build cache of their own (tests/conftest.py) and write under pytest's temp
-# folders, the notebooks (first, in their own kernels) write results/runs/; ports are free ones.
-test: setup browser lint-problems
-	$(PY) -m pytest notebooks tests -q $(NBVAL) $(PYTEST_XDIST) $(PYTEST_ARGS)
+# folders, the notebooks (first, in their own kernels) under a temporary runs folder
+# ($KBENCH_RUNS_ROOT), never the checkout's results/runs/; ports are free ones. The explorer's
+# browser test needs Chromium (`make browser` installs it); without it that test skips and says so.
+TEST_RUNS  := $(shell mktemp -d -u -t kbench-test-runs-XXXXXX)
+test: setup lint-problems
+	mkdir -p $(TEST_RUNS)
+	KBENCH_RUNS_ROOT=$(TEST_RUNS) $(PY) -m pytest notebooks tests -q $(NBVAL) $(PYTEST_XDIST) $(PYTEST_ARGS); \
+	  status=$$?; rm -rf $(TEST_RUNS); exit $$status
 
 test-unit: setup
-	$(PY) -m pytest tests -q $(PYTEST_XDIST) $(PYTEST_ARGS)
+	KBENCH_RUNS_ROOT=$(TEST_RUNS) $(PY) -m pytest tests -q $(PYTEST_XDIST) $(PYTEST_ARGS); status=$$?; rm -rf $(TEST_RUNS); exit $$status
 
 lint-problems: setup
 	$(VENV)/bin/kbench lint problems --small --strict --quiet
 
 test-notebooks: setup
-	$(PY) -m pytest -q $(NBVAL) notebooks -p no:cacheprovider
+	KBENCH_RUNS_ROOT=$(TEST_RUNS) $(PY) -m pytest -q $(NBVAL) notebooks -p no:cacheprovider; status=$$?; rm -rf $(TEST_RUNS); exit $$status
 
 # Chromium for the explorer's browser test, from the OS's packages (Debian: chromium), when missing.
 # Without root or apt the test skips and says why; nothing else depends on it.

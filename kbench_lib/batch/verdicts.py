@@ -7,6 +7,7 @@ the runner that starts them.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import traceback
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,9 @@ from ..suite.problems import Problem
 from ..provenance import device_name, environment
 from ..records import MAX_SOURCE_CHARS
 
-RUNS_ROOT = Path(__file__).resolve().parents[2] / "results" / "runs"
+# where runs are written unless a caller names a folder: results/runs/ of the checkout, or
+# $KBENCH_RUNS_ROOT (the test suite points it at a temporary folder, so that it never writes a user's runs)
+RUNS_ROOT = Path(os.environ.get("KBENCH_RUNS_ROOT") or Path(__file__).resolve().parents[2] / "results" / "runs")
 
 
 def new_run_id(prefix: str = "run") -> str:
