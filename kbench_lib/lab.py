@@ -487,31 +487,55 @@ def starter(problem) -> str:
 def kbench(line: str, cell: str):
     """The ``%%kbench`` cell magic (module docstring): the verdict dict, or with ``--background``
     a :class:`LabJudgement` at once; a cell the lab cannot judge, or an interrupted one, is one line."""
-    from IPython.display import HTML, display
+    from IPython.core.error import UsageError
+    from IPython.display import display
 
+    # a cell that ends without a verdict raises after its one line (IPython prints a UsageError
+    # without a traceback): ``_`` is not left on an earlier verdict, and papermill and nbval stop
     try:
         h = start_cell(line, cell)
     except LabError as e:
-        print(f"%%kbench: {e}")
-        return None
+        raise UsageError(f"%%kbench: {e}") from None
     if h.args.background:
         return h
     try:
         h.wait()
     except KeyboardInterrupt:
         h.cancel()
-        print(f"%%kbench: interrupted: the judgement was cancelled after {h.elapsed_s:.1f} s, its worker ended, nothing recorded")
-        return None
+        raise UsageError(f"%%kbench: interrupted: the judgement was cancelled after {h.elapsed_s:.1f} s, its worker ended, "
+                         "nothing recorded") from None
     if h.verdict is None:
-        print(h.summary())
-        return None
-    display(HTML(render(h.verdict)))
+        raise UsageError(h.summary() if h.summary().startswith("%%kbench") else f"%%kbench: {h.summary()}")
+    display({"text/html": render(h.verdict), "text/plain": render_text(h.verdict)}, raw=True)  # a terminal shows the text
     return h.verdict
+
+
+def render_text(d: dict) -> str:
+    """The verdict as plain text (a terminal's IPython shows this): status, cause, message, flags
+    with their classes, times where a GPU timed a kernel, and the configurations."""
+    from .flags import flag_class
+    from .protocols import config_state
+
+    status = "CORRECT" if d.get("correct") else f"FAILED ({d.get('failure')})"
+    lines = [f"{status}  {d.get('problem')}  [{d.get('backend')} on {d.get('device_name')}, {d.get('precision')}, "
+             f"protocol {d.get('protocol')}]  attempt {d.get('attempt')} of run {d.get('run_id')}"]
+    if d.get("cause") and d.get("cause") != d.get("failure"):
+        lines.append(f"  cause: {d['cause']}")
+    if d.get("message"):
+        lines += ["  " + line for line in str(d["message"])[:2000].splitlines()]
+    lines += [f"  FLAG [{flag_class(f)}] {f}" for f in d.get("flags") or []]
+    if d.get("runtime_ms") is not None:
+        timed = "GPU kernel timing" if d.get("timing") == "gpu" else f"timed by {d.get('timing')}: no kernel speedup"
+        lines.append(f"  runtime {d['runtime_ms']:.4g} ms, eager {d.get('baseline_ms') or float('nan'):.4g} ms ({timed})")
+    for c in d.get("configs") or []:
+        state = f"follows {c['follows']}" if c.get("follows") else config_state(c)
+        lines.append(f"  {c.get('config')}: {state}" + (f" ({c['reason']})" if not c.get("checked") and c.get("reason") else ""))
+    return "\n".join(lines)
 
 
 def load_ipython_extension(ipython) -> None:
     ipython.register_magic_function(kbench, magic_kind="cell", magic_name="kbench")
 
 
-__all__ = ["LabError", "LabJudgement", "LabVerdict", "STAGES", "judge_cell", "kbench", "load_ipython_extension", "options_line", "parser", "problem_of", "render", "start_cell", "starter",
+__all__ = ["LabError", "LabJudgement", "LabVerdict", "STAGES", "judge_cell", "kbench", "load_ipython_extension", "options_line", "parser", "problem_of", "render", "render_text", "start_cell", "starter",
            "stored_baselines"]

@@ -51,18 +51,26 @@ def test_crashing_and_hanging_cells_end_as_their_category_and_the_shell_lives(sh
     assert shell[0].run_cell("1 + 1").result == 2
 
 
-def test_bad_lines_are_one_line_errors_not_tracebacks(shell, capsys):
+def test_bad_lines_are_one_line_errors_that_stop_the_cell(shell):
+    """Each raises IPython's UsageError (shown as its one line, no traceback): the cell fails, so
+    papermill and nbval stop, and ``_`` is not left on an earlier verdict."""
+    from IPython.core.error import UsageError
+
     ip, root = shell
-    assert ip.run_cell_magic("kbench", "level9/no_such_problem --device cpu", HONEST) is None
-    assert ip.run_cell_magic("kbench", f"{PROBLEM} --protocol upstream", HONEST) is None
-    assert ip.run_cell_magic("kbench", f"{PROBLEM} --devise cpu", HONEST) is None
-    assert ip.run_cell_magic("kbench", f"{PROBLEM}", "   \n") is None
-    assert ip.run_cell_magic("kbench", "level9/no_such_problem --background", HONEST) is None  # before any thread starts
-    assert ip.run_cell_magic("kbench", f"{PROBLEM} --device cuda --runs-root {root}", HONEST) is None  # no GPU here: the judge cannot run
-    out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 6 and all(line.startswith("%%kbench: ") for line in out), out
-    assert "no problem 'level9/no_such_problem'" in out[0] and "choose one of kbench" in out[1] and "--devise" in out[2]
-    assert "no problem 'level9/no_such_problem'" in out[4] and out[5].startswith("%%kbench: the judge could not run: ")
+    cases = [("level9/no_such_problem --device cpu", HONEST), (f"{PROBLEM} --protocol upstream", HONEST),
+             (f"{PROBLEM} --devise cpu", HONEST), (f"{PROBLEM}", "   \n"),
+             ("level9/no_such_problem --background", HONEST),  # before any thread starts
+             (f"{PROBLEM} --device cuda --runs-root {root}", HONEST)]  # no GPU here: the judge cannot run
+    ip.run_cell("7 * 6", store_history=True)
+    errors = []
+    for line, source in cases:
+        r = ip.run_cell(f"%%kbench {line}\n{source}", store_history=True)
+        assert isinstance(r.error_in_exec, UsageError), (line, r.error_in_exec)
+        errors.append(str(r.error_in_exec))
+        assert ip.user_ns["_"] == 42  # the last value shown is still the last good one, never an older verdict
+    assert all(e.startswith("%%kbench: ") and "\n" not in e for e in errors), errors
+    assert "no problem 'level9/no_such_problem'" in errors[0] and "choose one of kbench" in errors[1] and "--devise" in errors[2]
+    assert "no problem 'level9/no_such_problem'" in errors[4] and errors[5].startswith("%%kbench: the judge could not run: ")
 
 
 def test_the_rendered_verdict_shows_each_configuration():
@@ -221,15 +229,32 @@ def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(
 
     button = threading.Thread(target=stop_button, daemon=True)
     button.start()
+    from IPython.core.error import UsageError
+
+    got = None
     try:
         got = _cell(shell, HANG, "--run-id interrupted --idle-timeout 0")
+    except UsageError as e:
+        error = str(e)
     finally:
         returned.set()  # never a SIGINT once the cell is over (it would land in another test)
         button.join()
     assert sent, f"the judgement never reached its correctness stage: {got and {k: got.get(k) for k in ('failure', 'message')}}"
     assert got is None, {k: got.get(k) for k in ("failure", "message", "judge_s")}
     assert time.monotonic() - sent[0] < 5 and lab.running() == []
-    out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("%%kbench: interrupted: the judgement was cancelled"), out
+    assert error.startswith("%%kbench: interrupted: the judgement was cancelled") and "\n" not in error, error
     assert not (root / "interrupted").exists()
     assert ip.run_cell("1 + 1").result == 2
+
+
+def test_a_terminal_shows_the_verdict_as_text(shell):
+    """The verdict is displayed with an HTML and a plain-text form: a terminal's IPython prints the
+    text (status, flags with their class, the configurations), not ``<IPython.core.display.HTML object>``."""
+    from kbench_lib.lab import render_text
+
+    d = _cell(shell, HONEST, "--run-id text")
+    text = render_text(d)
+    assert text.startswith("CORRECT  ") and "protocol kbench" in text and "IPython" not in text
+    assert "small: passed" in text and "small/eval: follows small" in text
+    flagged = render_text({**d, "correct": True, "flags": ["static_output_buffer: 3 of 9 timed calls"]})
+    assert "FLAG [hazard] static_output_buffer" in flagged
