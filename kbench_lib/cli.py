@@ -85,10 +85,10 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 def cmd_eval(a) -> int:
     from .candidates import load_candidate
     from .judging.pipeline import JudgeError, judge
-    from .suite.problems import ProblemError, load_problem
+    from .suite.problems import ProblemError, resolve
 
     try:
-        problem = load_problem(a.problem)
+        problem = resolve(a.problem, REPO / "problems")
         candidate = load_candidate(a.candidate, a.backend)
     except (ProblemError, OSError, ValueError) as e:
         print(f"kbench eval: {e}", file=sys.stderr)
@@ -408,7 +408,7 @@ def cmd_baselines(a) -> int:
 def _add_eval_command(sub) -> None:
     """``kbench eval PROBLEM CANDIDATE``: one candidate judged."""
     p = sub.add_parser("eval", help="judge one candidate against one problem")
-    p.add_argument("problem")
+    p.add_argument("problem", help="a problem file, or a key under problems/ (level1/51_ReLU), as the lab takes")
     p.add_argument("candidate")
     p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None, help="default: detected from the source")
     p.add_argument("--json", action="store_true")

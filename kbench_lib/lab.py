@@ -84,15 +84,10 @@ def parser() -> argparse.ArgumentParser:
 
 def problem_of(name: str):
     """The problem a cell names: a file, or a key under the repository's ``problems/``."""
-    from .problems import ProblemError, find_problem, load_problem
+    from .suite.problems import ProblemError, resolve
 
-    path = Path(name).expanduser()
     try:
-        if path.suffix == ".py":
-            if not path.exists():
-                raise LabError(f"no problem file {name}")
-            return load_problem(path)
-        return find_problem(REPO / "problems", name)
+        return resolve(name, REPO / "problems")
     except ProblemError as e:
         raise LabError(str(e)) from None
 

@@ -55,3 +55,21 @@ def test_derived_variants_and_variant_timings_are_reported(scale_add_relu):
     assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms   speedup 3x" in _verdict_lines(gpu, scale_add_relu, _Cand(), _timing_kind(gpu))
     cpu = _verdict(variant_timings=timings)  # interpreter times: no speedup shown
     assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms" in _verdict_lines(cpu, scale_add_relu, _Cand(), _timing_kind(cpu))
+
+
+def test_eval_takes_a_problem_key_as_the_lab_does(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    cand = tmp_path / "relu.py"
+    cand.write_text("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.relu(x)\n")
+    cmd = [sys.executable, "-m", "kbench_lib.cli", "eval", "level1/51_ReLU", str(cand), "--device", "cpu", "--no-timing", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["problem"] == "level1/51_ReLU"
+    bad = subprocess.run([*cmd[:4], "level9/none", *cmd[5:]], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert bad.returncode == 2 and bad.stderr.strip() == f"kbench eval: no problem 'level9/none' under {REPO / 'problems'}"

@@ -254,3 +254,15 @@ def find_problem(root: str | Path, key: str) -> Problem:
         if key in (prob.key, prob.path.stem, f"{prob.level}/{prob.number}"):
             return prob
     raise ProblemError(f"no problem {key!r} under {root}")
+
+
+def resolve(name: str, root: str | Path) -> Problem:
+    """The problem ``name`` names: a ``.py`` file, else a key under ``root`` (``level1/51_ReLU``, a
+    stem, or ``level1/51``); :class:`ProblemError` with a one-line message otherwise."""
+    path = Path(name).expanduser()
+    if path.suffix == ".py":
+        if not path.exists():
+            raise ProblemError(f"no problem file {name}")
+        return load_problem(path)
+    return find_problem(root, name)
+
