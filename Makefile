@@ -24,9 +24,17 @@ PYTEST_ARGS ?=
 PYTEST_XDIST ?= $(if $(HAS_GPU),,-n 2 --dist loadfile)
 NBVAL       := --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200
 
-.PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures
+.PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures FORCE
 
-$(VENV)/.installed: pyproject.toml
+# the torch asked for, in a file that changes only when TORCH or TORCH_INDEX does: `make setup TORCH=...`
+# after a first set-up installs that torch (the stamp below depends on it)
+$(VENV)/.torch: FORCE
+	@mkdir -p $(VENV)
+	@echo '$(TORCH) $(TORCH_INDEX)' | cmp -s - $@ || echo '$(TORCH) $(TORCH_INDEX)' > $@
+
+FORCE:
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
 	$(PY) -m pip install -q -e '.[test,lab,browser,openai,anthropic,hf,ray]'
