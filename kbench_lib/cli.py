@@ -68,7 +68,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
                    help="end a candidate whose processes use no CPU time for this many seconds: a sleeping or blocked hang "
                         "(default 10; 0: only --run-timeout)")
     p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most (default 10)")
-    p.add_argument("--no-timing", action="store_true", help="check correctness only")
+    p.add_argument("--no-timing", action="store_true", help="no timed calls and no speedup; correctness and every guard as with timing (the forward is still profiled once)")
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
     p.add_argument("--time-variants", action="store_true",
                    help="also time the candidate and the eager baseline on every variant (per-variant speedups; costs a timing run per variant)")

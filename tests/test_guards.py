@@ -120,3 +120,20 @@ def test_the_environment_is_environment_access_not_introspection():
                 "import os\nenv = getattr(os, 'environ')\n"):
         assert _names(src) == ["environment_access"], src
     assert _names("import sys\nf = sys._getframe(1)\n") == ["introspection"]  # the rest as before
+
+
+def test_the_passthrough_guard_runs_with_timing_off(tmp_path):
+    """--no-timing checks correctness only, not less: the candidate's forward is still profiled once
+    (on a checked set), so a library passthrough is flagged as it is with timing on."""
+    from kbench_lib.candidates import load_candidate
+    from kbench_lib.judge import JudgeOptions, judge
+    from kbench_lib.problems import load_problem
+
+    from conftest import REPO
+
+    cand = tmp_path / "relu.py"
+    cand.write_text("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.clamp_min(x, 0.0)\n")
+    v = judge(load_problem(REPO / "problems" / "level1" / "51_ReLU.py"), load_candidate(cand), JudgeOptions(device="cpu", timing=False))
+    assert v.correct and v.runtime_ms is None
+    assert any(f.startswith("library_passthrough") for f in v.flags), v.flags

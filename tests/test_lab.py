@@ -8,6 +8,8 @@ from conftest import FIXTURES
 PROBLEM = str(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
 HONEST = (FIXTURES / "candidates" / "scale_add_relu_torch.py").read_text()
 WRONG = (FIXTURES / "candidates" / "scale_add_relu_wrong.py").read_text()
+# a C++ kernel (the cpp backend, built in about a second): trusted, where the plain-PyTorch HONEST is a passthrough
+KERNEL = (FIXTURES.parent / "adversarial" / "legit" / "elementwise_cpp.py").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +96,16 @@ def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_mode
 
     ip, root = shell
     ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", WRONG)
-    ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", HONEST)
+    ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", KERNEL)
     df = lab_history.attempts("hist", root)
     assert list(df["attempt"]) == [0, 1] and list(df["correct"]) == [False, True]
     assert int(lab_history.best(df)["attempt"]) == 1
     text = lab_history.diff(df, 0, 1)
-    assert text.startswith("--- attempt 0\n+++ attempt 1") and "+        return torch.relu(a * self.scale + b)" in text
+    assert text.startswith("--- attempt 0\n+++ attempt 1") and "+        return _scale_add_relu(a, b, self.scale)" in text
     path = lab_history.save(df, 1, tmp_path / "solutions")
-    assert path.name == "1_Scale_Add_ReLU__lab1.py" and path.read_text() == HONEST
+    assert path.name == "1_Scale_Add_ReLU__lab1.py" and path.read_text() == KERNEL
     samples = folder_model(tmp_path / "solutions")(load_problem(PROBLEM))
-    assert [s.candidate.source for s in samples] == [HONEST]
+    assert [s.candidate.source for s in samples] == [KERNEL]
     view = lab_history.History("hist", root, save_to=tmp_path / "saved")
     assert "best trusted attempt: 1" in view.table.value and "attempt 0" in view.diff_view.value
     view.b.value = 0

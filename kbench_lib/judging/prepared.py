@@ -201,10 +201,10 @@ class PreparedProblem:
         return make_inputs(self.problem, spec.config, spec.input_seed, self.precision, self.device)
 
     def reference_profile(self) -> dict:
-        """The profile of the reference's forward on the first timed input set
-        (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
+        """The profile of the reference's forward on the first timed input set (the first checked
+        one where nothing is timed) (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
         if self._ref_ops is None:
-            spec = next(s for s in self.specs if s.timed)
+            spec = next((s for s in self.specs if s.timed), self.specs[0])
 
             def measure():
                 with torch.no_grad(), in_mode(self.reference_model(), spec.config.mode):

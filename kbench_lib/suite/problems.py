@@ -261,8 +261,6 @@ def resolve(name: str, root: str | Path) -> Problem:
     stem, or ``level1/51``); :class:`ProblemError` with a one-line message otherwise."""
     path = Path(name).expanduser()
     if path.suffix == ".py":
-        if not path.exists():
-            raise ProblemError(f"no problem file {name}")
         return load_problem(path)
     return find_problem(root, name)
 

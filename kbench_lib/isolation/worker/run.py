@@ -91,9 +91,12 @@ def run(mode: str, jobdir: str) -> int:
         return 0
 
     timed, warm = (groups[0][1], groups[0][2]) if groups else ([], [])
-    if timed:
+    profile = job.get("profile", True)
+    if not timed and profile:  # no timed sets (timing off): the guards' profile still runs, on a checked set
+        warm = [i for i, m in enumerate(cases) if not m.get("timed") and m["config"] == cases[0]["config"]]
+    if timed or (profile and warm):
         _await_gate(gate, chan)
-    if timed and job.get("profile", True):
+    if profile and (timed or warm):
         if not _profile_stage(job, loaded, timed, warm, make_model, device, chan, flags):
             return 0
     if timed and job.get("timing", {}).get("enabled", True):

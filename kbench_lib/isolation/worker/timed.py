@@ -48,14 +48,15 @@ def timing_file(timed: list[int], variant: str | None) -> str:
 
 def _profile(job: dict, loaded: list[dict], timed: list[int], warm: list[int], make_model, device: torch.device, chan: Channel) -> None:
     """Profiles one call of the default configuration (on its first checked set, or on a set of
-    its own where it has none) and sends the ``profile`` event; raises what the call raised."""
+    its own where it has none; with no timed sets, timing off, on its first checked set) and sends
+    the ``profile`` event; raises what the call raised."""
     cases = job["cases"]
     case = loaded[warm[0] if warm else timed[0]]
     if case["inputs"] is None:  # no checked set to profile on (not in kbench's plans): a set of its own
         case = {**case, "namespace": instantiate(load_problem(job["problem_path"], job.get("problem_level")),
                                                  Config(case["config"], cases[timed[0]].get("overrides") or {}))}
         _draw_inputs(case, {**cases[timed[0]], "input_seed": int.from_bytes(_urandom(8), "little") >> 1}, job, str(device))
-    model = make_model(loaded[timed[0]])  # the timed configuration's model, in its mode
+    model = make_model(loaded[timed[0] if timed else warm[0]])  # the timed configuration's model, in its mode
     inputs = to_device(case["inputs"], device)
     with torch.no_grad():
         chan.send(event="profile", profile=profiling.profile_call(model, inputs, device.type))
