@@ -251,6 +251,12 @@ def cmd_run(a) -> int:
     from .models import ModelUnavailable
     from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
+    from .models import unknown_model
+
+    why = None if _searches(a) else unknown_model(a.model)
+    if why:  # before anything is read or started: one line
+        print(f"kbench run: {why}", file=sys.stderr)
+        return 2
     backends = (a.backend,) if a.backend else None
     run_id = a.run_id or new_run_id()
     problems = _corpus_problems(a, run_id, RUNS_ROOT) if _is_corpus(a.model) else _selected_problems(a, "run")

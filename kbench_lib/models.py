@@ -126,8 +126,19 @@ def get_model(name: str, backends: tuple[str, ...] | None = None, generation=Non
 
     if is_corpus(name):
         return corpus_model(name)
-    raise ValueError(f"unknown model {name!r}: use reference, torch-compile, eager, folder:<path>, cuda-l1:<path>, openai:MODEL[@BASE_URL], "
-                     "anthropic:MODEL or hf:PATH")
+    raise ValueError(unknown_model(name))
+
+
+def unknown_model(name: str) -> str | None:
+    """Why ``name`` names no model (one line listing the choices), or None where it names one;
+    nothing is built or called to tell (a language model's spec is read, not its server)."""
+    from .generation.corpus import is_corpus
+    from .generation.spec import is_language_model
+
+    if name in ("reference", "torch-compile", "eager") or name.startswith("folder:") or is_corpus(name) or is_language_model(name):
+        return None
+    return (f"unknown model {name!r}: use reference, torch-compile, eager, folder:<path>, cuda-l1:<path>, openai:MODEL[@BASE_URL], "
+            "anthropic:MODEL or hf:PATH")
 
 
 def iter_samples(generate, problems: Iterable[Problem], skip=frozenset()) -> Iterator[tuple[Problem, list[Sample], str | None]]:

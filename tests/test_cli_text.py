@@ -73,3 +73,15 @@ def test_eval_takes_a_problem_key_as_the_lab_does(tmp_path):
     assert json.loads(out.stdout.strip().splitlines()[-1])["problem"] == "level1/51_ReLU"
     bad = subprocess.run([*cmd[:4], "level9/none", *cmd[5:]], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert bad.returncode == 2 and bad.stderr.strip() == f"kbench eval: no problem 'level9/none' under {REPO / 'problems'}"
+
+
+def test_an_unknown_model_is_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    out = subprocess.run([sys.executable, "-m", "kbench_lib.cli", "run", "--model", "bogus", "--device", "cpu", "--runs-root", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stderr.startswith("kbench run: unknown model 'bogus': use ")
+    assert not any(tmp_path.iterdir())  # nothing started
