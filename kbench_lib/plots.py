@@ -84,7 +84,9 @@ def save(fig, path_stem: str | Path) -> list[Path]:
     with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.hashsalt": STYLE["svg.hashsalt"]}):
         for ext, meta in (("pdf", {"CreationDate": None, "ModDate": None, "Producer": "kbench"}), ("png", {"Software": "kbench"})):
             p = stem.with_suffix(f".{ext}")
-            fig.savefig(p, metadata=meta, bbox_inches="tight", pad_inches=0.02)
+            # at the style's resolution whatever style is active when this is called: a figure drawn in
+            # STYLE and saved outside it came out at matplotlib's 100 dpi
+            fig.savefig(p, metadata=meta, bbox_inches="tight", pad_inches=0.02, dpi=STYLE["savefig.dpi"])
             out.append(p)
     return out
 

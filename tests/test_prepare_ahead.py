@@ -11,9 +11,13 @@ from pathlib import Path
 from kbench_lib import held_references, runner, server_pool
 from kbench_lib import prepared as prepared_module
 from kbench_lib.judge import JudgeOptions
+from kbench_lib.candidates import Candidate
 from kbench_lib.models import Arrival, Sample
 from kbench_lib.problems import discover
 from kbench_lib.records import RecordWriter, read_records
+
+# a sample with a candidate: the lanes prepare ahead the problems of waiting candidates only
+_CANDIDATE = Candidate("class ModelNew: pass", "torch")
 
 HONEST_RELU = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_torch.py").read_text()
 
@@ -44,7 +48,7 @@ def test_the_line_is_prepared_in_order_while_the_server_starts(monkeypatch, tmp_
         b = runner._Batch(RecordWriter(tmp_path, "ahead"), "ahead", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                           progress=False)
         for key in ("a", "b", "b", "c", "d"):
-            b.lanes.put(Arrival(_P(key), Sample(0, None)))
+            b.lanes.put(Arrival(_P(key), Sample(0, _CANDIDATE)))
         return b
 
     first = batch()
@@ -133,7 +137,7 @@ def test_while_the_server_starts_samples_still_to_come_are_waited_for(monkeypatc
 
     def feed():
         time.sleep(0.3)
-        batch.lanes.put(Arrival(_P("late"), Sample(0, None)))
+        batch.lanes.put(Arrival(_P("late"), Sample(0, _CANDIDATE)))
         time.sleep(0.3)
         batch.lanes.close()
 
@@ -201,7 +205,7 @@ def test_a_preparation_ahead_is_given_up_once_the_server_is_ready(fixtures, monk
     b = runner._Batch(RecordWriter(tmp_path, "cancel"), "cancel", "reference", "single", JudgeOptions(device="cpu"), ["cpu"], 0,
                       progress=False)
     for p in (relu, gelu):
-        b.lanes.put(Arrival(p, Sample(0, None)))
+        b.lanes.put(Arrival(p, Sample(0, _CANDIDATE)))
     refs = held_references.PreparedReferences("cpu", JudgeOptions(device="cpu"), budget=10**9)
     with Timeline() as timeline:
         b.prepare_ahead(0, "cpu", refs)
@@ -239,7 +243,7 @@ def _line(tmp_path, keys, device="cuda:0"):
     b = runner._Batch(RecordWriter(tmp_path, "measure"), "measure", "reference", "single", JudgeOptions(device="cpu"), [device], 0,
                       progress=False)
     for key in keys:
-        b.lanes.put(Arrival(_P(key), Sample(0, None)))
+        b.lanes.put(Arrival(_P(key), Sample(0, _CANDIDATE)))
     return b
 
 
@@ -295,7 +299,7 @@ def test_a_reference_measured_ahead_is_measured_once_and_says_what_it_took(fixtu
     opts = JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0)
     b = runner._Batch(RecordWriter(tmp_path, "m"), "m", "reference", "single", opts, ["cpu"], 0, progress=False)
     for p in (relu, gelu):
-        b.lanes.put(Arrival(p, Sample(0, None)))
+        b.lanes.put(Arrival(p, Sample(0, _CANDIDATE)))
     refs = held_references.PreparedReferences("cpu", opts, budget=10**9)
     for p in (relu, gelu):
         refs.get(p)

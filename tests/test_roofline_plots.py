@@ -139,3 +139,17 @@ def test_committed_figures_one_folder_per_device(tmp_path):
     names = [n for n, _ in workflows.sol_fractions(records, base)]
     assert names == ["eager PyTorch", "torch.compile", "m"]
     assert list(workflows.sol_fractions(records, base)[2][1]["value"]) == [0.5, 0.5]  # rows 0 and 1: trusted
+
+
+def test_figures_are_saved_at_the_styles_resolution(tmp_path):
+    """A PNG is written at the style's 300 dpi, however the figure was drawn (outside the style
+    matplotlib's default is 100 dpi, which left 3-pixel labels in the rendered notebooks)."""
+    import matplotlib.pyplot as plt
+
+    from kbench_lib import plots
+
+    fig, ax = plt.subplots(figsize=(3.0, 2.0))
+    ax.plot([0, 1], [0, 1])
+    png = next(p for p in plots.save(fig, tmp_path / "f") if p.suffix == ".png")
+    width = int.from_bytes(png.read_bytes()[16:20], "big")
+    assert 0.8 * 3.0 * plots.STYLE["savefig.dpi"] <= width <= 3.0 * plots.STYLE["savefig.dpi"] + 2

@@ -217,9 +217,6 @@ def audit_outputs(df: pd.DataFrame, corpus_spec: str, out_dir, figures_dir, wall
     import datetime as dt
     import json
 
-    import matplotlib
-
-    from .. import plots
 
     name = corpus_name(corpus_spec)
     summary = audit_summary(df, name, protocol, wall_s)
@@ -244,8 +241,7 @@ def audit_outputs(df: pd.DataFrame, corpus_spec: str, out_dir, figures_dir, wall
         except NoData as e:
             print(f"audit-{name}-{key}: not drawn, {e}")
             continue
-        with matplotlib.rc_context({"savefig.dpi": plots.STYLE["savefig.dpi"]}):  # the paper resolution, also for the PNG
-            made[key] = style.save(fig, figs / f"audit-{name}-{key}")
+        made[key] = style.save(fig, figs / f"audit-{name}-{key}")
     return made
 
 
