@@ -22,7 +22,9 @@ from conftest import FIXTURES
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("KBENCH_ARTIFACTS") or REPO / "test-artifacts")
 PROBLEM = FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py"
-HONEST = (FIXTURES / "candidates" / "scale_add_relu_torch.py").read_text()
+# a C++ kernel (the cpp backend, built in about a second): a trusted attempt for the history, where a
+# plain-PyTorch candidate is a library passthrough
+KERNEL = (FIXTURES.parent / "adversarial" / "legit" / "elementwise_cpp.py").read_text()
 WRONG = (FIXTURES / "candidates" / "scale_add_relu_wrong.py").read_text()
 
 pytestmark = pytest.mark.slow
@@ -35,7 +37,7 @@ def _notebook(runs_root: Path, dest: Path) -> Path:
     nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext kbench_lib.lab"),
-        nbformat.v4.new_code_cell(f"%%kbench {options} --background\n{HONEST}"),
+        nbformat.v4.new_code_cell(f"%%kbench {options} --background\n{KERNEL}"),
         nbformat.v4.new_code_cell("h = _"),
         nbformat.v4.new_code_cell(f"%%kbench {options}\n{WRONG}"),
         nbformat.v4.new_code_cell("from kbench_lib import lab_history\n"

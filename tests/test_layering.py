@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # what every layer uses: paths, protocols, provenance, records, flags and metrics, candidates, CPU sets
     ("foundation", ("kbench_lib.paths", "kbench_lib.protocols", "kbench_lib.provenance", "kbench_lib.seeding",
                     "kbench_lib.tracebacks", "kbench_lib.candidates", "kbench_lib.build_claim", "kbench_lib.records",
-                    "kbench_lib.flags", "kbench_lib.metrics", "kbench_lib.committed", "kbench_lib.cpu_sets")),
+                    "kbench_lib.flags", "kbench_lib.metrics", "kbench_lib.committed", "kbench_lib.cpu_sets", "kbench_lib.params")),
     # measuring, in the candidate's process and the judge's: compare, tensors, timing, profiling
     ("measure", ("kbench_lib.measure",)),
     # the benchmark: problems, references, variants, problem checks and lint, roofline, stored baselines
