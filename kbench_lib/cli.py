@@ -193,14 +193,12 @@ def _variant_timing_lines(verdict, kind: str) -> list[str]:
 def _selected_problems(a, verb: str) -> list:
     """The problems under ``a.problems`` kept by ``--filter`` and ``--limit``; malformed files are
     reported and skipped."""
-    from .suite.problems import discover_with_errors
+    from .suite.problems import discover_with_errors, select
 
     problems, errors = discover_with_errors(a.problems)
     for path, err in errors:
         print(f"kbench {verb}: skipping malformed problem {path}: {err}", file=sys.stderr)
-    if a.filter:
-        problems = [p for p in problems if any(f in p.key for f in a.filter)]
-    return problems[: a.limit] if a.limit else problems
+    return select(problems, a.filter, a.limit)
 
 
 def _is_corpus(model: str) -> bool:
@@ -215,15 +213,14 @@ def _corpus_problems(a, run_id: str, runs_root) -> list | None:
     from pathlib import Path
 
     from .generation.corpus import CorpusError, corpus_problems
+    from .suite.problems import select
 
     try:
         problems = corpus_problems(a.model, Path(a.runs_root or runs_root) / run_id / "corpus")
     except CorpusError as e:
         print(f"kbench run: {e}", file=sys.stderr)
         return None
-    if a.filter:
-        problems = [p for p in problems if any(f in p.key for f in a.filter)]
-    return problems[: a.limit] if a.limit else problems
+    return select(problems, a.filter, a.limit)
 
 
 def _float_or_none(text: str) -> float | None:

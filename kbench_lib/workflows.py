@@ -309,15 +309,13 @@ def audit(corpus_spec: str, device: str = "auto", run_id: str | None = None, run
     import time
 
     from .generation.corpus import corpus_problems
+    from .suite.problems import select
 
     started = time.monotonic()
     device = resolve_device(device)
     run_id = run_id or new_run_id("audit")
     root = Path(runs_root or RUNS_ROOT)
-    problems = corpus_problems(corpus_spec, root / run_id / "corpus")
-    if filters:
-        problems = [p for p in problems if any(f in p.key for f in filters)]
-    problems = problems[:limit] if limit else problems
+    problems = select(corpus_problems(corpus_spec, root / run_id / "corpus"), filters, limit)
     opts = JudgeOptions(device=device, timing_budget_s=timing_budget_s, protocol=protocols.check(protocol))
     run_batch(problems, corpus_spec, run_id=run_id, runs_root=root, opts=opts, progress=progress, prebuild_jobs=build_jobs)
     return run_id, read_records(root, run_id), round(time.monotonic() - started, 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -222,8 +221,6 @@ def test_under_protocol_sets_trusted_under_the_policy(df):
 
 
 def _drive(forward, n_sets=3, rounds=4):
-    import torch  # noqa: F401  (the worker's stage imports torch)
-
     from kbench_lib.isolation.worker.timed import _Samples
 
     kept = _Samples()

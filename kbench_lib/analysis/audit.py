@@ -108,7 +108,8 @@ def audit_summary(df: pd.DataFrame, corpus: str, protocol: str = "cuda-l1", wall
     row["by_outcome"] = {o: int((t["outcome"] == o).sum()) for o in OUTCOMES}
     row["by_cause_kbench"] = {str(k): int(v) for k, v in t.loc[~t["correct_kbench"], "cause_kbench"].fillna("unknown").value_counts().items()}
     row["by_cause_own"] = {str(k): int(v) for k, v in t.loc[~t["correct_own"], "cause_own"].fillna("unknown").value_counts().items()}
-    row["by_flag_class"] = {c: int(t["flags"].apply(lambda f: c in flags.classes(f if f is not None else [])).sum()) for c in CLASS_ORDER}
+    counts = metrics.flag_class_counts(df, by=())  # correct rows (under the run's protocol), once per class they carry
+    row["by_flag_class"] = {c: int(counts[c].iloc[0]) if len(counts) else 0 for c in CLASS_ORDER}
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
 
 

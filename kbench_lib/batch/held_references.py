@@ -9,12 +9,10 @@ within a count and memory budgets. A reference that cannot be prepared is held a
 from __future__ import annotations
 
 import logging
-import os
 import time
 import traceback
 from collections import OrderedDict
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 

@@ -46,12 +46,6 @@ class ModeProbe:
     difference: float | None = None
     reason: str | None = None
 
-    @property
-    def eval_runs(self) -> bool:
-        """Whether the reference runs in eval mode (the eval configuration is checked, or its
-        outputs are the default's): a protocol that times in eval mode can."""
-        return self.dependent or self.reason == INDEPENDENT
-
 
 def compare(train: list, evald: list, device: str) -> ModeProbe:
     """Whether the reference's outputs on one input set in training mode (``train``) and in eval

@@ -168,10 +168,6 @@ class PreparedProblem:
         return make_case(self.problem, s.config, s.init_seed, seed, self.device, self.precision,
                          keep_on_device=self.expected_on_device, reference=reference, state_sums=self.cases[index].state_sums)
 
-    def reference_tf32_tol(self, config: str) -> float | None:
-        """:meth:`reference_error` with TF32 on."""
-        return self.reference_error(config, "tf32")
-
     def reference_error(self, config: str, numerics: str) -> float | None:
         """``tol_needed`` of the reference run in ``numerics`` (TF32, or fp16 or bf16 under autocast:
         :func:`kbench_lib.judging.tf32.reference_error`), against its fp32 outputs, on the first
@@ -536,17 +532,14 @@ class _ModelsBuilt:
     def __init__(self, problem: Problem, device: str, precision: str, specs: list, keep: tuple[str, int] | None = None):
         self.problem, self.device, self.precision = problem, device, precision
         self._built: dict[tuple[str, int], tuple] = {}
-        self.plan(specs, keep)
+        # cases still to come per model; an eval configuration has a model of its own, built afresh as
+        # the candidate's is: a module may keep state outside its state_dict (a recurrent cell's hidden
+        # state) that its training configuration's cases moved
+        self._uses = Counter((s.config.name, s.init_seed) for s in specs)
+        self._keep = keep
         # each model's state fingerprints, taken as built: every case restores that state, so the
         # fingerprints are the same for all of them (a 70-million-parameter state, 12 cases: once, not 12 times)
         self._sums: dict[tuple[str, int], dict] = {}
-
-    def plan(self, specs: list, keep: tuple[str, int] | None) -> None:
-        """The cases to come, and the model to keep once they are done. An eval configuration has a
-        model of its own, built afresh as the candidate's is: a module may keep state outside its
-        state_dict (a recurrent cell's hidden state) that its training configuration's cases moved."""
-        self._uses = Counter((s.config.name, s.init_seed) for s in specs)  # cases still to come per model
-        self._keep = keep
 
     def get(self, config, init_seed: int) -> tuple:
         """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after

@@ -256,6 +256,13 @@ def find_problem(root: str | Path, key: str) -> Problem:
     raise ProblemError(f"no problem {key!r} under {root}")
 
 
+def select(problems: list[Problem], filters=None, limit: int | None = None) -> list[Problem]:
+    """The problems whose key contains any of ``filters`` (all without filters), the first ``limit`` of them."""
+    if filters:
+        problems = [p for p in problems if any(f in p.key for f in filters)]
+    return problems[:limit] if limit else problems
+
+
 def resolve(name: str, root: str | Path) -> Problem:
     """The problem ``name`` names: a ``.py`` file, else a key under ``root`` (``level1/51_ReLU``, a
     stem, or ``level1/51``); :class:`ProblemError` with a one-line message otherwise."""
