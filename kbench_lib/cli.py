@@ -449,7 +449,8 @@ def _add_run_command(sub) -> None:
     p.add_argument("--runs-root", default=None)
     p.add_argument("--filter", nargs="*", default=None, help="keep problems whose key contains any of these")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel while judging goes on (default: one at a time)")
+    p.add_argument("--build-jobs", type=int, default=None, help="build this many candidates in parallel while judging goes on (default: on a GPU "
+                   "every core but two, at most 16; on the CPU one at a time)")
     p.add_argument("--gpus", default=None, help="all or N: spread the samples over the first N local GPUs, a problem's on one GPU until it is 4 samples ahead of "
                    "another, an idle GPU taking waiting samples from the busiest, each GPU judged by a process of its own (KBENCH_LANE_PROCESSES=0: threads of "
                    "this one) with its workers on cores of their own (default: the one device); "
@@ -512,7 +513,8 @@ def _add_audit_command(sub) -> None:
     p.add_argument("--run-id", default=None, help="a run to resume (default: a new one)")
     p.add_argument("--runs-root", default=str(RUNS_ROOT))
     p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most per candidate (default 10)")
-    p.add_argument("--build-jobs", type=int, default=0, help="build this many candidates in parallel while judging goes on")
+    p.add_argument("--build-jobs", type=int, default=None, help="build this many candidates in parallel while judging goes on (default: on a GPU "
+                   "every core but two, at most 16; on the CPU one at a time)")
     p.add_argument("--filter", nargs="*", default=None, help="keep tasks whose key contains any of these")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--out-dir", default=str(REPO / "results" / "benchmarks"), help="the summary row and the per-kernel table go under <out-dir>/<device>/")

@@ -301,7 +301,7 @@ def baseline_summaries(baselines: pd.DataFrame, suite: dict[str, int] | None = N
 
 
 def audit(corpus_spec: str, device: str = "auto", run_id: str | None = None, runs_root=None, protocol: str = "cuda-l1",
-          timing_budget_s: float = 10.0, limit: int | None = None, filters=None, build_jobs: int = 0,
+          timing_budget_s: float = 10.0, limit: int | None = None, filters=None, build_jobs: int | None = None,
           progress: bool = True) -> tuple[str, pd.DataFrame, float]:
     """Judge a published corpus (``cuda-l1:PATH``: :mod:`kbench_lib.generation.corpus`) once, under
     its own protocol (every record reads under kbench's too), and return (run id, the run's

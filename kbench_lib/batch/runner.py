@@ -103,7 +103,7 @@ def run_batch(
     strategy: str = "single",
     backends: tuple[str, ...] | None = None,
     progress: bool = True,
-    prebuild_jobs: int = 0,
+    prebuild_jobs: int | None = None,
     gpus: int | str | None = None,
     generation=None,
     ray: str | bool | None = None,
@@ -121,7 +121,8 @@ def run_batch(
     their own (:mod:`kbench_lib.cpu_sets`).
     A lane prepares the references of the problems waiting in its line while its fork server
     starts and the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
-    ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on.
+    ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on (None:
+    :func:`kbench_lib.judging.build.default_jobs`).
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
     on the H100 it gained nothing measurable on the throughput batch and held two candidates'
@@ -203,11 +204,12 @@ class _Batch:
     (:mod:`kbench_lib.lane_process`); each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
-                 prebuild_jobs: int, progress: bool, overlap: bool = False, lane_processes: bool | None = None):
+                 prebuild_jobs: int | None, progress: bool, overlap: bool = False, lane_processes: bool | None = None):
         self.writer, self.run_id, self.model, self.strategy = writer, run_id, model, strategy
         self.opts, self.devices = opts, devices
         self.lane_count = len(devices)  # lanes of the whole batch (a lane's process sees its own device only)
         self.lane_processes = lane_processes_by_default(devices) if lane_processes is None else lane_processes
+        prebuild_jobs = build.default_jobs(devices) if prebuild_jobs is None else prebuild_jobs
         self.pool = ThreadPoolExecutor(max_workers=prebuild_jobs, thread_name_prefix="kbench-build") if prebuild_jobs > 1 else None
         self.builds: dict = {}
         self.lanes = JudgeLanes(len(devices), PENDING_PER_DEVICE * len(devices))

@@ -40,6 +40,16 @@ def build_dir(candidate: Candidate, device: str) -> Path:
     return cache_root() / "ext" / build_key(candidate, device)
 
 
+def default_jobs(devices: list[str] | str) -> int:
+    """How many candidates a batch builds at once when the user does not say: on a GPU, every core
+    but two (the judge's and its worker's), at most 16; on the CPU one at a time, since builds beside
+    CPU-timed candidates would slow the very cores that time them."""
+    devices = [devices] if isinstance(devices, str) else devices
+    if not any(str(d).startswith("cuda") for d in devices):
+        return 0
+    return max(0, min(16, (os.cpu_count() or 1) - 2))
+
+
 def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dict[str, str]:
     """Environment variables that point a candidate's compilation at its cache entry."""
     env = {

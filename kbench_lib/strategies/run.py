@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from ..generation.cache import DEFAULT_PATH
 from ..generation.spec import is_language_model
+from ..judging import build
 from ..judging.pipeline import JudgeOptions
 from ..models import ModelUnavailable
 from ..suite.problems import Problem
@@ -61,7 +62,7 @@ def run_strategy(problems: list[Problem], model: str = "tune", strategy: str = "
                  budget: Budget | dict | None = None, verify=None, verifier_model: str | None = None, ground_truth: bool = False,
                  feedback="profile", run_id: str | None = None, runs_root=RUNS_ROOT, opts: JudgeOptions | None = None,
                  generation=None, backends: tuple[str, ...] | None = None, cache_path=None, cache_mode: str | None = None,
-                 build_jobs: int = 0, concurrency: int = 1, progress: bool = True) -> tuple[str, list[dict]]:
+                 build_jobs: int | None = None, concurrency: int = 1, progress: bool = True) -> tuple[str, list[dict]]:
     """Search for candidates of ``model`` on every problem with ``strategy``; returns (run id, rows
     written now). ``params`` are the strategy's (:func:`strategy_params`), ``verify`` names
     verifiers (:mod:`.verifiers`) that check each candidate before the judge, with
@@ -115,7 +116,7 @@ def _run(problems, model, strategy, label, params, budget, verifiers, ground_tru
             bar.set_postfix_str(f"{row['problem'][-30:]} {row.get('proposal_id')}")
             bar.update(1)
 
-    env = SearchEnv(run_id=run_id, model=model, strategy=label, proposer=proposer, judging=Judging(opts, device, build_jobs), write=write,
+    env = SearchEnv(run_id=run_id, model=model, strategy=label, proposer=proposer, judging=Judging(opts, device, build.default_jobs(device) if build_jobs is None else build_jobs), write=write,
                     store=store, budget=budget, verifiers=verifiers, ground_truth=ground_truth, params={"strategy": strategy, **params})
     models = [getattr(proposer, "model", None), *(getattr(v, "model", None) for v in verifiers)]
     if concurrency > 1 and any(generates_on(m, [device]) for m in models if m is not None):

@@ -30,7 +30,7 @@ def search(strategy: str = "evolve", model: str = "tune", *, problems_dir=None, 
            device: str = "auto", small: bool | None = None, precision: str = "fp32", seeds: int = 5, timing_budget_s: float = 1.0,
            params: dict | None = None, budget: dict | None = None, verify=None, verifier_model: str | None = None,
            ground_truth: bool = False, feedback: str = "profile", run_id: str | None = None, runs_root=None, cache_mode: str = "live",
-           cache_path: str | None = None, build_jobs: int = 0, concurrency: int = 1, **generation) -> tuple[str, pd.DataFrame]:
+           cache_path: str | None = None, build_jobs: int | None = None, concurrency: int = 1, **generation) -> tuple[str, pd.DataFrame]:
     """Runs ``strategy`` with ``model`` on the selected problems (for ``tune``: those with a seed
     solution runnable here); returns the run id and its records."""
     device = resolve_device(device)
