@@ -259,7 +259,7 @@ class _Batch:
             return
         device = self.devices[0]
         if build.needs_build(c) and not build.is_built(c, device) and not build.build_failure(c, device):
-            self.builds[c.sha] = self.pool.submit(build_candidate, c, device, self.opts)
+            self.builds[c.sha] = self.pool.submit(build_candidate, c, device, self.opts, None, a.problem.path)
 
     def work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):

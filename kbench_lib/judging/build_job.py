@@ -31,9 +31,12 @@ class BuildResult:
     network_isolated: bool = False
 
 
-def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workdir: str | Path | None = None) -> BuildResult:
+def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workdir: str | Path | None = None,
+                    problem_path: str | Path | None = None) -> BuildResult:
     """The build stage alone: import the candidate in an isolated process so that its extensions
-    compile into the cache. A source built before is not built again."""
+    compile into the cache; with ``problem_path`` (or the job already in ``workdir``), one model is
+    made too, so that extensions its ``__init__`` compiles are cached as well. A source built before
+    is not built again."""
     if build.is_built(candidate, device):
         return BuildResult(cached=True)
     known = build.build_failure(candidate, device)
@@ -44,7 +47,8 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     try:
         (wd / "candidate.py").write_text(candidate.source)
         if not (wd / "job.json").exists():
-            job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": []}
+            job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": [],
+                   "problem_path": str(problem_path) if problem_path else None}
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
         with BuildClaim(build.build_dir(candidate, device)) as claim:  # a lock file a killed build left is cleared first

@@ -16,6 +16,7 @@ import torch
 
 from ...measure import device_arena, timing  # bound before any candidate code runs
 from .checks import _check_configs, _model_maker, _settings_watch, _STOPPED
+from . import extension_cache
 from .drawing import _draw_cases, _drawing_state, _TimedDraws
 from .probes import _settings, _start_runtime_threads, _threads
 from .report import Channel, _failure_of, _is_build_error, _LoadError, _trace, channel
@@ -62,6 +63,7 @@ def run(mode: str, jobdir: str) -> int:
     if not _open_out_folder(outdir, mode, chan):
         return 0
     t_imported = _monotonic()
+    extension_cache.install()  # before the harness's snapshot and the candidate: its JIT builds go through the cache
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
@@ -119,6 +121,24 @@ def _gate_config(cases: list[dict], groups: list) -> str:
     return name if checked else model_name(name)
 
 
+def _construct_once(module, job: dict) -> None:
+    """Build mode: one ``ModelNew`` made with the problem's init inputs, on the CPU side as its
+    ``__init__`` leaves it, so that extensions compiled in ``__init__`` land in the cache with those
+    compiled at import (:mod:`.extension_cache`) and the run loads them instead of compiling on the
+    judge's lane. Whatever it raises is the run's to report, not the build's."""
+    path, ModelNew = job.get("problem_path"), getattr(module, "ModelNew", None)
+    if not path or not isinstance(ModelNew, type):
+        return
+    try:
+        spec = importlib.util.spec_from_file_location("kbench_build_problem", path)
+        problem = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(problem)
+        torch.manual_seed(0)
+        ModelNew(*problem.get_init_inputs())
+    except BaseException:  # noqa: BLE001 - the run makes its models again and reports what they raise
+        pass
+
+
 def _load_candidate(job: dict, mode: str, chan: Channel) -> type | None:
     """Imports the candidate; its ``ModelNew`` class in run mode. None where the import failed (a
     ``load_error`` or ``compile_error`` reported), in build mode (``built`` reported), or where it
@@ -136,6 +156,7 @@ def _load_candidate(job: dict, mode: str, chan: Channel) -> type | None:
         chan.send(event="failure", failure=cat, message=_trace(e))
         return None
     if mode == "build":
+        _construct_once(module, job)
         chan.send(event="built")
         return None
     ModelNew = getattr(module, "ModelNew", None)

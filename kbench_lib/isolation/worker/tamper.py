@@ -16,14 +16,14 @@ import sys
 import torch
 
 from ...measure import compare, device_arena, device_clock, host_speed, profiling, tensorfile, timing, timing_summary, unjoined  # bound before any candidate code runs
-from . import checks, drawing, probes, report, results, start, timed
+from . import checks, drawing, extension_cache, probes, report, results, start, timed
 from .probes import _child_processes, _threads
 from .report import Channel
 from .results import _ARENA
 
 # the worker's stages, bound here; the one that imports this module (``run``) and the entry module
 # are found by name in _stage_modules (importing them here would be an import cycle)
-STAGES = (report, start, drawing, results, probes, checks, timed)
+STAGES = (report, start, drawing, results, probes, checks, timed, extension_cache)
 RUN_STAGE = __package__ + ".run"
 ENTRY = "kbench_lib.worker"  # ``python -m kbench_lib.worker``: the module __main__ is when run so
 

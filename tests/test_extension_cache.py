@@ -1,0 +1,67 @@
+"""Torch's JIT builds through the judge's cache (kbench_lib.isolation.worker.extension_cache): a
+failed compile is not compiled again, a candidate's own build folder is its cache entry. Real
+compiles of C++ on the CPU."""
+import os
+
+import pytest
+
+from kbench_lib.isolation.worker import extension_cache
+
+pytestmark = pytest.mark.slow
+
+BROKEN = "torch::Tensor f(torch::Tensor a) { return this does not parse; }"
+
+
+def test_a_failed_compile_fails_again_at_once_with_the_same_error(tmp_path, monkeypatch):
+    from torch.utils.cpp_extension import load_inline
+
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "entry"
+    build = extension_cache.cached(load_inline, root)
+    with pytest.raises(RuntimeError) as first:
+        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", verbose=False)
+    assert "Error building extension" in str(first.value)
+    [record] = (root / extension_cache.FAILED).iterdir()
+    [folder] = (root / extension_cache.FOLDERS).iterdir()
+    assert (folder / "build.ninja").is_file() and not (tmp_path / "rel").exists()  # built in the entry, not where it asked
+    for f in folder.iterdir():
+        f.unlink()
+    with pytest.raises(RuntimeError) as again:
+        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", verbose=True)
+    assert str(again.value) == str(first.value) and not any(folder.iterdir())  # no compile ran
+    other = BROKEN.replace("f(", "g(")
+    with pytest.raises(RuntimeError):  # another source is another call: compiled (and failing) on its own
+        build(name="kb_broken", cpp_sources=other, functions=["g"], verbose=False)
+    assert len(list((root / extension_cache.FAILED).iterdir())) == 2 and record.is_file()
+
+
+def test_the_key_is_the_call_not_where_or_how_loudly_it_builds(tmp_path):
+    from torch.utils.cpp_extension import load, load_inline
+
+    a = extension_cache.call_key(load_inline, ("x", "src"), {"build_directory": "here", "verbose": True})
+    b = extension_cache.call_key(load_inline, ("x",), {"cpp_sources": "src"})
+    c = extension_cache.call_key(load_inline, ("x", "src"), {"extra_cflags": ["-O3"]})
+    assert a == b != c
+    src = tmp_path / "k.cpp"
+    src.write_text("int a;")
+    k1 = extension_cache.call_key(load, ("x", [str(src)]), {})
+    src.write_text("int b;")
+    assert extension_cache.call_key(load, ("x", [str(src)]), {}) != k1  # load reads files: their contents are the key
+
+
+def test_a_compile_in_init_is_the_build_stages(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
+    from kbench_lib.candidates import load_candidate
+    from kbench_lib.judging import build
+    from kbench_lib.judging.build_job import build_candidate
+    from kbench_lib.judging.pipeline import judge
+
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    c = load_candidate(fixtures / "candidates" / "scale_add_relu_init_fallback.py")
+    b = build_candidate(c, "cpu", fast_cpu_opts, problem_path=scale_add_relu.path)
+    assert b.failure is None  # a compile that fails in __init__ is the run's to judge, not a build failure
+    entry = build.build_dir(c, "cpu")
+    [failed] = (entry / extension_cache.FAILED).iterdir()  # the build's model compiled it
+    seen = failed.stat().st_mtime_ns
+    v = judge(scale_add_relu, c, fast_cpu_opts)
+    assert v.correct and v.failure is None and v.build_cached, v.message
+    assert list((entry / extension_cache.FAILED).iterdir()) == [failed] and failed.stat().st_mtime_ns == seen  # replayed, never compiled again
