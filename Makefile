@@ -24,7 +24,7 @@ PYTEST_ARGS ?=
 PYTEST_XDIST ?= $(if $(HAS_GPU),,-n 2 --dist loadfile)
 NBVAL       := --nbval-lax --nbval-kernel-name $(KERNEL) --nbval-cell-timeout 1200
 
-.PHONY: setup run search test test-unit test-notebooks lint-problems index gpu-test bench clean browser figures FORCE
+.PHONY: setup run search test test-fast test-unit test-notebooks lint-problems index gpu-test bench clean browser figures FORCE
 
 # the torch asked for, in a file that changes only when TORCH or TORCH_INDEX does: `make setup TORCH=...`
 # after a first set-up installs that torch (the stamp below depends on it)
@@ -73,6 +73,10 @@ test: setup lint-problems
 
 test-unit: setup
 	KBENCH_RUNS_ROOT=$(TEST_RUNS) $(PY) -m pytest tests -q $(PYTEST_XDIST) $(PYTEST_ARGS); status=$$?; rm -rf $(TEST_RUNS); exit $$status
+
+# the quick loop while editing: every test but the slow end-to-end ones (builds, batches, notebooks) and the GPU's
+test-fast: setup
+	KBENCH_RUNS_ROOT=$(TEST_RUNS) $(PY) -m pytest tests -q -m "not slow and not gpu" $(PYTEST_XDIST) $(PYTEST_ARGS); status=$$?; rm -rf $(TEST_RUNS); exit $$status
 
 lint-problems: setup
 	$(VENV)/bin/kbench lint problems --small --strict --quiet

@@ -571,7 +571,10 @@ def _add_index_command(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
+    ap.add_argument("--version", action="version", version=f"kbench {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for add in (_add_eval_command, _add_run_command, _add_audit_command, _add_lint_command, _add_baselines_command, _add_index_command):
         add(sub)
