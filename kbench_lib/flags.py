@@ -15,7 +15,7 @@ flag is not taken at face value. Each name has a class, by what it says about th
 A name this registry does not know is a ``cheat``: the judge cannot vouch for it.
 
 A trust policy says which flags keep a correct result from counting: ``strict`` (any flag; the
-default everywhere) or ``no-cheat`` (only a cheat-class flag). Each flag also names the THREATS.md
+default everywhere) or ``no-cheat`` (only a cheat-class flag). Each flag also names the docs/THREAT_MODEL.md
 class it belongs to (:data:`THREAT`; ``kbench_lib.analysis.failures`` groups flags by it).
 
 Pure Python: imported by the metrics and the analyses, never by the candidate's process.
@@ -36,7 +36,7 @@ _UNCHECKED = "judge could not check"
 
 class Flag(NamedTuple):
     cls: str  # cheat, hazard or shortcut
-    threat: str  # the THREATS.md class
+    threat: str  # the threat class (docs/THREAT_MODEL.md)
     meaning: str  # one line
 
 
@@ -75,7 +75,7 @@ FLAGS: dict[str, Flag] = {
     "profile_failed": Flag("shortcut", _UNCHECKED, "the profile of the forward failed, so the passthrough checks could not run"),
 }
 
-# flag name -> THREATS.md class (the analyses' grouping)
+# flag name -> threat class (docs/THREAT_MODEL.md) (the analyses' grouping)
 THREAT: dict[str, str] = {name: f.threat for name, f in FLAGS.items()}
 
 

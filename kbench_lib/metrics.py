@@ -1,7 +1,7 @@
 """Metrics over record rows (pandas DataFrames with :data:`kbench_lib.records.SCHEMA` columns).
 
 Only trusted results count as speedups: a row is trusted when it is correct and carries no flag
-(THREATS.md). That is the ``strict`` trust policy, every function's default; under ``no-cheat`` a
+(docs/THREAT_MODEL.md). That is the ``strict`` trust policy, every function's default; under ``no-cheat`` a
 correct row is trusted unless a flag of class ``cheat`` marks it (a hazard or a shortcut flag does
 not: :mod:`kbench_lib.flags`). Every function that reads trust takes ``policy``.
 

@@ -196,7 +196,7 @@ NOTES = {
         "torch-compile is a compiler baseline, not a kernel author: the problem's own Model under "
         "torch.compile, judged like any candidate. Where Inductor lowers a whole forward to library "
         "calls (a bare GEMM or convolution) it writes no kernel of its own, and the judge rightly "
-        "flags it library_passthrough (THREATS.md #1); where it fuses the rest it passes. On a GPU "
+        "flags it library_passthrough (threat #1); where it fuses the rest it passes. On a GPU "
         "its speedup over eager is what the compiler alone achieves, the bar a kernel author has to beat."
     ),
     "eager": (

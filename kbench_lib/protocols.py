@@ -35,7 +35,7 @@ Why a rejection happened (:func:`decide`'s ``cause``), countable in the records:
   approximate arithmetic of that size);
 - otherwise the failure category itself.
 
-The causes are not failure categories (DESIGN.md's list stays what it is: a consumer that knows
+The causes are not failure categories (the list of failure categories (docs/JUDGING.md) stays what it is: a consumer that knows
 the categories keeps working) and not flags (a flag marks a *correct* result as untrusted): they
 explain a rejection, in a column of their own.
 """

@@ -1,4 +1,4 @@
-"""The CLI contract (DESIGN.md) and batches that survive bad input."""
+"""The CLI contract (docs/RECORDS.md, kbench eval --json) and batches that survive bad input."""
 import json
 import subprocess
 import sys

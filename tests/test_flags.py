@@ -1,5 +1,5 @@
 """The flags' registry (kbench_lib.flags): every flag the judge raises has a class (cheat, hazard,
-shortcut), a THREATS.md class and a meaning; the trust policies read it; the docs' table lists
+shortcut), a threat class (docs/THREAT_MODEL.md) and a meaning; the trust policies read it; the docs' table lists
 the same; the timed run tells a static output buffer from a cached result."""
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_a_variant_timed_below_its_own_roofline_bound_is_flagged():
 
 
 def test_device_busy_far_beyond_the_timed_clock_is_unjoined_work():
-    """THREATS #11's second check: the device-busy clock (every stream, overlaps once) against the
+    """threat #11's second check: the device-busy clock (every stream, overlaps once) against the
     timed median; an honest candidate stays near its time, an unjoined side stream is timed at launch."""
     from types import SimpleNamespace
 

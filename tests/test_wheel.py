@@ -2,6 +2,7 @@
 environment outside it, judges a CPU candidate (its worker, sandbox and records all from the wheel)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,8 +21,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+    out, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("source")
+    # built from a copy: setuptools writes build/ and *.egg-info/ beside the sources it builds
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "kbench_lib", source / "kbench_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
                    check=True, cwd=out, timeout=300)
     [whl] = out.glob("kbench-*.whl")
     return whl

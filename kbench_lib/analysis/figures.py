@@ -113,7 +113,7 @@ def failure_figures(df: pd.DataFrame, out_dir) -> dict:
     _table(made, "failure_classes", out, lambda: failures.classes(tax), caption="Failure classes (from the compiler's and the judge's messages)")
     _table(made, "failures_by_tag", out, lambda: failures.breakdown(tax[tax["outcome"] != "trusted"], "tag", "outcome").reset_index(),
            caption="Untrusted candidates by problem tag and outcome")
-    _table(made, "threats", out, lambda: failures.threats(tax), caption="Flags by threat class (THREATS.md)")
+    _table(made, "threats", out, lambda: failures.threats(tax), caption="Flags by threat class (docs/THREAT_MODEL.md)")
     return made
 
 

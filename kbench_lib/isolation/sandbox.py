@@ -1,4 +1,4 @@
-"""Running untrusted candidate code in its own process (THREATS #15, #19 and the faults list).
+"""Running untrusted candidate code in its own process (threat #15, #19 and the faults list).
 
 WARNING: a candidate is arbitrary code written by a model. It runs here, in a fresh process that
 gets: a scrubbed environment built from an allow-list (no API keys, tokens, credentials or cloud
@@ -50,7 +50,7 @@ PREFIXES = (
 # The namespace's init: a shell (PID 1), so the worker is an ordinary process that dies of its faults
 # like any other. Where a mount namespace exists it makes every mount read-only except the
 # directories named in KBENCH_RW (the job's own directory, the build cache) and /dev, /proc, /sys,
-# so untrusted code cannot write outside its sandbox (THREATS #19). If any step fails, the worker
+# so untrusted code cannot write outside its sandbox (threat #19). If any step fails, the worker
 # still runs, with KBENCH_FS_READONLY=0.
 INIT_SCRIPT = r"""
 ok=0

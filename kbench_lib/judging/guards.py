@@ -1,4 +1,4 @@
-"""Cheat checks that add reasons to a verdict's ``flags`` (THREATS.md).
+"""Cheat checks that add reasons to a verdict's ``flags`` (docs/THREAT_MODEL.md).
 
 Runtime checks (what the candidate did) live with the code that observes it: the worker (output
 types and aliasing, timer integrity, threads left running, unjoined streams) and the judge
@@ -232,7 +232,7 @@ UNTIMED_MARGIN_MS = 0.02
 
 
 def _untimed_device_work(verdict) -> str | None:
-    """The second check of THREATS #11, independent of host wake-ups: the device-busy clock's
+    """The second check of threat #11, independent of host wake-ups: the device-busy clock's
     profiled calls end in a device-wide sync, so every kernel a call launched, on any stream, is
     counted there (overlaps once); the timed clock sees only what the current stream waited for.
     Honest candidates stay at or under their timed median (the highest ratio of the summed clock,

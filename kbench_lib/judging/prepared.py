@@ -18,7 +18,7 @@ learns the checked sets' seeds only inside its own sandbox, where it draws them 
 candidate code runs. A candidate's timed sets are its worker's own: each drawn at its first timed
 call from a seed the worker takes from the OS then, and drawn again here from the reported seed
 (:meth:`PreparedProblem.timed_case`) for the re-check; the baseline's timed sets are the plan's.
-Nothing here ever enters a candidate's process (THREATS #4, #15).
+Nothing here ever enters a candidate's process (threat #4, #15).
 """
 from __future__ import annotations
 
@@ -642,7 +642,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
     p.notes.extend(dropped)
     if opts.guards:
-        # a task that a constant or an input-free answer passes cannot tell kernels apart (THREATS #6)
+        # a task that a constant or an input-free answer passes cannot tell kernels apart (threat #6)
         other = next((c for c in cases[1:] if c.config == cases[0].config), None)
         for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, p.tolerance):
             p.flags.append(f"degenerate_task: {reason}")

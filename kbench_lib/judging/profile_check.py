@@ -69,7 +69,7 @@ def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
 
 
 def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
-    """What the candidate's forward ran, against what the reference's runs (THREATS #1-#3)."""
+    """What the candidate's forward ran, against what the reference's runs (threat #1-#3)."""
     prof = _last(res.messages, "profile")
     # with timing off the worker profiles a checked set (the guards do not depend on timing options)
     if opts.guards and not prof and not any(f.startswith("profile_failed") for f in v.flags):

@@ -107,7 +107,7 @@ def _rewritten(tdata: dict, written, device: str | None) -> str | None:
 def _recheck_samples(v: Verdict, res, prep: PreparedProblem, out: _OutDir, name: str, timed: list[int], opts: JudgeOptions,
                      where: str, config: str, timed_config: str | None = None) -> config_checks.SetResult:
     """Re-checks the sampled timed outputs of one timed run (phase detection, memoisation:
-    THREATS #8, #9) and the inputs as the timed calls left them; the result as one more set of
+    threat #8, #9) and the inputs as the timed calls left them; the result as one more set of
     ``config``'s. ``timed``: the indices of that run's timed input sets; the worker samples every
     one of them (each set's first call always) and reports every set's inputs, so the keys of both
     must be exactly these (a sample of no set, or of another group's, is a forged record).

@@ -1,8 +1,8 @@
 """Comparing a candidate's outputs with the reference's, element by element, in the judge's process.
 
-Pure functions over CPU tensors (the arithmetic may run on the judge's GPU). Every element is compared (THREATS #4, #18); the candidate's values
+Pure functions over CPU tensors (the arithmetic may run on the judge's GPU). Every element is compared (threat #4, #18); the candidate's values
 arrive as plain tensors deserialised with ``weights_only=True`` and are re-checked to be exactly
-``torch.Tensor`` (THREATS #13).
+``torch.Tensor`` (threat #13).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 
 @dataclass(frozen=True)
 class Mismatch:
-    failure: str  # a DESIGN.md failure category
+    failure: str  # a failure category (docs/JUDGING.md)
     message: str
     max_abs_err: float | None = None
 
@@ -187,7 +187,7 @@ def is_fingerprint(x) -> bool:
 
 
 def unchanged(before: list, after: list, device: str | None = None) -> str | None:
-    """None when every input is bit-identical after the call; else which one changed (THREATS #5).
+    """None when every input is bit-identical after the call; else which one changed (threat #5).
     ``before`` holds the inputs or their fingerprints; ``after`` the inputs after the call, or
     their :func:`fingerprint`."""
     if not isinstance(after, list) or len(before) != len(after):

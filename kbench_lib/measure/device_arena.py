@@ -14,7 +14,7 @@ file); the worker maps the same memory into its address space before any candida
 then closes the descriptor. Legacy CUDA IPC (``cudaIpcGetMemHandle``) cannot be used: its handles do
 not open across PID namespaces, and a worker runs in its own.
 
-What this does not change (THREATS #13, #15): the worker still writes each result file, now
+What this does not change (threat #13, #15): the worker still writes each result file, now
 holding the header and, for each tensor it placed in the arena, the arena offset instead of the
 bytes; the judge reads the header as untrusted data and checks every range against the arena's
 size (:mod:`kbench_lib.tensorfile`). The judge reads the arena only after the worker and every

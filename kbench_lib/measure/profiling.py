@@ -1,6 +1,6 @@
 """What a forward call actually ran, from torch.profiler: the ATen compute ops and the device kernels.
 
-Used for THREATS #1-#3 (library passthrough, fallback, decoy kernels): a candidate is judged by what
+Used for threat #1-#3 (library passthrough, fallback, decoy kernels): a candidate is judged by what
 ran, not by what its source says. The reference's *compute ops* are the lowest ATen ops of its
 forward that do arithmetic (views, allocation, copies and metadata are ignored; an op such as
 ``aten::linear`` whose work is done by a child ``aten::addmm`` counts as the child). A candidate

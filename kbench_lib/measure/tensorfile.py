@@ -29,7 +29,7 @@ same arena, checked against the arena's size as file entries are against the fil
 
 The writer runs in the candidate's process and the file may have been forged: the reader trusts
 nothing in it. Offsets and sizes are checked against the file, dtypes against an allow-list, and
-every tensor it returns is an ordinary ``torch.Tensor`` built here (THREATS #13, #15).
+every tensor it returns is an ordinary ``torch.Tensor`` built here (threat #13, #15).
 """
 from __future__ import annotations
 

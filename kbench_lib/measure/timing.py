@@ -1,11 +1,11 @@
-"""Timing one callable, one concern per function (DESIGN.md "Timing").
+"""Timing one callable, one concern per function (docs/JUDGING.md "Timing").
 
 CUDA: per trial, the L2 cache is flushed by reading a buffer twice its size (``L2Flusher``), the device is
 synchronised, a start event is recorded, the call runs on the next input set of a rotation, an end
-event is recorded on the current stream, the whole device is synchronised (every stream, THREATS
+event is recorded on the current stream, the whole device is synchronised (every stream, threats
 #10-#12) and a second end event is recorded. ``end - start`` is the device time of the call on its
 stream; ``end_after_sync - end`` beyond the idle gap measured on a no-op shows work that outlived the
-call on another stream (unjoined side-stream work, THREATS #11): such a call is timed up to the
+call on another stream (unjoined side-stream work, threat #11): such a call is timed up to the
 device-wide sync instead and reported.
 
 Head start (``head_start.py``): after the sync and before the start event, a kernel that fills
@@ -64,7 +64,7 @@ Trials continue until at least ``min_trials`` ran and either the relative standa
 median estimate is under ``target_rse`` or ``budget_s`` is spent (never beyond ``max_trials``).
 
 The functions this module calls are bound at import time: the worker imports it before any
-candidate code runs and checks the bindings are unchanged afterwards (THREATS #14).
+candidate code runs and checks the bindings are unchanged afterwards (threat #14).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Work that outlives its call on another stream (THREATS #10-#12): the idle gap that an event after
+"""Work that outlives its call on another stream (threat #10-#12): the idle gap that an event after
 a device-wide sync shows when nothing else runs (:func:`gap_floor`), the share of unjoined calls
 that makes a timed run suspect, and the re-check that must agree before it is reported.
 

@@ -1,7 +1,7 @@
 """Validating problem files: loads, runs, finite, deterministic, not degenerate, sensibly sized.
 
 Degenerate means that a cheap guess passes the fp32 tolerance (an all-zero output, the output's
-mean broadcast to its shape) or that the output ignores its inputs or parameters (THREATS #6). The
+mean broadcast to its shape) or that the output ignores its inputs or parameters (threat #6). The
 same numerical rules flag degenerate tasks at judging time (:func:`degenerate_reasons`), so
 upstream KernelBench folders can be run unchanged and warned about.
 """

@@ -2,7 +2,7 @@
 seed, run it, and keep what the candidate must reproduce.
 
 This runs in the judge's own process and never in the candidate's: expected outputs must not
-exist where untrusted code could find them (THREATS.md #4, #15).
+exist where untrusted code could find them (threat #4, #15).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def in_mode(model, mode: str):
 
 
 def set_flags() -> None:
-    """Global numerics the judge owns: no TF32 anywhere, no cudnn autotuning (THREATS #16, #17)."""
+    """Global numerics the judge owns: no TF32 anywhere, no cudnn autotuning (threat #16, #17)."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = False

@@ -1,7 +1,7 @@
 """Derived variants: other shapes for problems that declare fewer than two for the size in use.
 
 A kernel that hard-codes the tested size (no masks, a row length baked in) passes a benchmark
-that checks one shape (THREATS #7). Where a problem declares fewer than two ``VARIANTS`` (full
+that checks one shape (threat #7). Where a problem declares fewer than two ``VARIANTS`` (full
 size) or ``SMALL_VARIANTS`` (``SMALL`` size), two more configurations are derived here from the
 file's module-level size constants and validated by running the reference.
 

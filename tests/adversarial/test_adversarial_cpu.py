@@ -1,4 +1,4 @@
-"""Adversarial suite, CPU: every THREATS.md class that can exist without a GPU, as cheating candidates
+"""Adversarial suite, CPU: every threat class (docs/THREAT_MODEL.md) that can exist without a GPU, as cheating candidates
 the judge must catch, and the legitimate twins it must pass untouched. Runs in CI (marked slow).
 
 Each candidate is judged once per session, for real: build, isolated worker, correctness over fresh
@@ -146,7 +146,7 @@ def test_cheat_is_caught(cheat: Cheat):
 
 
 # ---------------------------------------------------------------------------------------------------
-# THREATS #19: secrets and escape. The judge runs in a child process started with a minimal
+# threat #19: secrets and escape. The judge runs in a child process started with a minimal
 # environment that holds one fake secret (and nothing real), so that the candidate's parent is that
 # child; a listener on the loopback stands for the network.
 
@@ -255,12 +255,12 @@ def test_01d_library_passthrough_rewritten_ops():
     pass
 
 
-@pytest.mark.skip(reason="THREATS #11 (side-stream work) needs CUDA streams: test_adversarial_gpu.py")
+@pytest.mark.skip(reason="threat #11 (side-stream work) needs CUDA streams: test_adversarial_gpu.py")
 def test_11_side_stream_work():
     pass
 
 
-@pytest.mark.skip(reason="THREATS #20 (impossible speed): the roofline bound exists for GPUs only: test_adversarial_gpu.py")
+@pytest.mark.skip(reason="threat #20 (impossible speed): the roofline bound exists for GPUs only: test_adversarial_gpu.py")
 def test_20_impossible_speed():
     pass
 

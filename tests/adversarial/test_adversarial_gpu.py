@@ -1,4 +1,4 @@
-"""Adversarial suite, GPU: the THREATS.md classes that need CUDA (stale memory from the caching
+"""Adversarial suite, GPU: the threat class (docs/THREAT_MODEL.md)es that need CUDA (stale memory from the caching
 allocator, side streams, deferred device work, the roofline bound, illegal memory access) and the
 GPU versions of the legitimate twins. Marked ``gpu``: skipped without a CUDA device.
 

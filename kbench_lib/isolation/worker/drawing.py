@@ -118,7 +118,7 @@ def _draw_inputs(case: dict, meta: dict, job: dict, dev: str) -> None:
 
 # what drawing a timed set relies on once the candidate has run: every callable of torch's
 # namespaces and of any module a problem file holds (numpy, math, ...), the Tensor class and the
-# device context that routes factories to the device (THREATS #14: patched, any of them could
+# device context that routes factories to the device (threat #14: patched, any of them could
 # compute the answers of the sets they draw, off the clock)
 _DRAWING_MODULES = (torch, torch.nn.functional, torch.nn.init, torch.random, torch.cuda, torch.linalg, torch.special,
                     torch.fft, torch.distributions)

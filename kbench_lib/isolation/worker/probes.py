@@ -19,7 +19,7 @@ def _threads() -> int:
 
 
 def _settings() -> dict:
-    """The global numerics settings a candidate must not change (THREATS #16, #17)."""
+    """The global numerics settings a candidate must not change (threat #16, #17)."""
     return {
         "matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
@@ -47,7 +47,7 @@ def _processes() -> dict[int, tuple[str, int, int]]:
 
 
 def _child_processes() -> list[int]:
-    """Processes this one started that are still alive (THREATS #12: work outside the window)."""
+    """Processes this one started that are still alive (threat #12: work outside the window)."""
     me = os.getpid()
     return [pid for pid, (state, ppid, _) in _processes().items() if ppid == me and state != "Z"]
 
@@ -66,7 +66,7 @@ def _descendants_cpu() -> tuple[int, float]:
 
 def _start_runtime_threads(device: torch.device, profile: bool) -> None:
     """Let torch start its own thread pools (intra-op, inter-op, profiler) before threads are
-    counted, so that only threads the candidate leaves behind show (THREATS #12)."""
+    counted, so that only threads the candidate leaves behind show (threat #12)."""
     x = torch.randn(512, 512)
     (x @ x).relu_().sum()
     torch.randn(1 << 20).exp_().sum()

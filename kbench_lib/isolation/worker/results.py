@@ -37,7 +37,7 @@ def _write_tensors(path: str, tree) -> None:
 
 
 def poison_allocator(device: torch.device, nbytes: int) -> None:
-    """Fill memory the caching allocator will hand out next with NaN (THREATS #4, #18): an output
+    """Fill memory the caching allocator will hand out next with NaN (threat #4, #18): an output
     made with torch.empty and only partly written then holds NaN, not a stale answer."""
     if device.type != "cuda" or nbytes <= 0:
         return
@@ -69,7 +69,7 @@ def _check_output(out, inputs) -> tuple[list | None, str | None, list[str]]:
 
 
 def _to_cpu(objs):
-    """Copies to the CPU through methods bound before the candidate was imported (THREATS #13)."""
+    """Copies to the CPU through methods bound before the candidate was imported (threat #13)."""
     return [_to(_detach(o), "cpu", copy=True) if isinstance(o, _Tensor) else o for o in objs]
 
 

@@ -1,4 +1,4 @@
-"""The harness's objects by identity, and what the candidate left behind (THREATS #12, #14).
+"""The harness's objects by identity, and what the candidate left behind (threat #12, #14).
 
 :func:`_harness_objects` is read before the candidate is imported and again after its calls: every
 function and constant of the worker's stages (:data:`STAGES`, this module and the entry module
@@ -44,7 +44,7 @@ def _stage_modules() -> list:
 
 def _harness_objects() -> dict:
     """Every function the harness relies on after the candidate is imported, by identity
-    (THREATS #14): the worker's own modules', the timing, profiling and compare (input
+    (threat #14): the worker's own modules', the timing, profiling and compare (input
     fingerprints) modules', and the torch entry points they call."""
     objs = {}
     for mod in {*_stage_modules(), timing, device_clock, host_speed, unjoined, timing_summary, profiling, compare, tensorfile, device_arena}:

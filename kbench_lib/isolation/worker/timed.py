@@ -1,7 +1,7 @@
 """The profile and the timed runs: one configuration at a time (the default, or a variant), timed
 over input sets the candidate has never seen, each drawn just before its first timed call
 (:class:`.drawing._TimedDraws`); a sample of timed outputs kept for the judge's re-check, chosen
-after each call returns (THREATS #8, #9); the flags a timed run can raise by itself."""
+after each call returns (threat #8, #9); the flags a timed run can raise by itself."""
 from __future__ import annotations
 
 import gc
@@ -72,7 +72,7 @@ class _Samples:
     An output in storage still held from an earlier call was not freshly allocated: whose earlier
     output it is tells a cached answer from a static buffer. ``reused`` counts calls that returned
     the tensor returned for the same input set earlier (a result kept per input and returned again:
-    memoisation, THREATS #8); ``static`` counts calls whose output starts where a *different* input
+    memoisation, threat #8); ``static`` counts calls whose output starts where a *different* input
     set's held output starts (one buffer the module keeps and rewrites each call: ``out=self.buf``,
     CUDA-graph outputs). A static buffer holds this call's answer when the call returns, and the
     re-check snapshots it then, so stale contents fail there as an output mismatch; the hazard is
@@ -153,7 +153,7 @@ def _time(job, all_cases, draws: _TimedDraws, warm, make_model, device, backward
     """Times one configuration (the default, or ``variant``) over a rotation of input sets the
     candidate has never seen, each drawn just before its first timed call (``draws``; warm-up runs
     on that configuration's correctness inputs); keeps a sample of timed outputs chosen after each
-    call returns, so no call can know it will be re-checked (THREATS #8, #9). Reports the timed
+    call returns, so no call can know it will be re-checked (threat #8, #9). Reports the timed
     sets' fingerprints (``timed_inputs``), then a ``timing`` event (``variant_timing`` for a variant)."""
     tcfg = job.get("timing", {})
     t_start = _monotonic()
@@ -233,7 +233,7 @@ def _timing_flags(result: timing.Timing, kept, device: torch.device) -> list[str
     out = []
     reused = kept if isinstance(kept, int) else kept.reused
     static, calls = (0, 0) if isinstance(kept, int) else (kept.static, kept.calls)
-    # a result kept per input set and returned again is a cheat (THREATS #8); a buffer the module
+    # a result kept per input set and returned again is a cheat (threat #8); a buffer the module
     # keeps and rewrites is a hazard to a caller only (its contents were re-checked as any output)
     if reused:
         out.append(f"output_reused: {reused} timed calls returned the tensor returned for the same input set earlier (a cached result)")
@@ -247,7 +247,7 @@ def _timing_flags(result: timing.Timing, kept, device: torch.device) -> list[str
                    f"{result.recheck_calls} calls of a re-check left work running on another stream")
     # the first call on never-seen data against later calls on the same data: a kernel that does
     # the work takes as long both times (the L2 cache is flushed before each); one that caches
-    # answers by pointer or fingerprint is fast only once it has seen the data (THREATS #8)
+    # answers by pointer or fingerprint is fast only once it has seen the data (threat #8)
     # (CUDA only: with the L2 flushed and device events the two are comparable; on a shared CPU the
     # first calls can be slowed by thread-pool wake-ups far beyond any real difference). The fastest
     # first call is read, not their median: a memoiser misses on every first call, while the judge's

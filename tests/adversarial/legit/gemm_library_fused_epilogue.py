@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""LEGIT (THREATS.md): the GEMM comes from the library (torch.mm), the bias and the GELU are fused
+"""LEGIT (docs/THREAT_MODEL.md): the GEMM comes from the library (torch.mm), the bias and the GELU are fused
 into one custom pass over the GEMM's output, in place on that intermediate. Must pass with no flag."""
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""LEGIT (beyond THREATS.md's list): relu(a * scale + b) in a loop parallelised with OpenMP, the usual
+"""LEGIT (beyond the threat model's list (docs/THREAT_MODEL.md)): relu(a * scale + b) in a loop parallelised with OpenMP, the usual
 way to use several cores in a CPU kernel. The OpenMP runtime keeps its worker threads, idle, after
 the parallel region: they do no work outside the call. Must pass with no flag."""
 import torch

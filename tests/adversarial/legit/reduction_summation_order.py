@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""LEGIT (THREATS.md): a row sum whose summation order differs from PyTorch's (backwards, eight
+"""LEGIT (docs/THREAT_MODEL.md): a row sum whose summation order differs from PyTorch's (backwards, eight
 interleaved partial sums, then a tree). Must pass with no flag."""
 import torch
 import torch.nn as nn

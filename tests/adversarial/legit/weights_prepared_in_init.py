@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""LEGIT (THREATS.md): the module prepares its weights once in __init__ (transposed, contiguous) and
+"""LEGIT (docs/THREAT_MODEL.md): the module prepares its weights once in __init__ (transposed, contiguous) and
 the whole layer runs in the custom kernel. Its state_dict names differ from the reference's, so it
 relies on being built after the same seed. Must pass with no flag."""
 import torch

@@ -1,5 +1,5 @@
 # kbench: backend=cpp
-"""LEGIT (THREATS.md): like weights_prepared_in_init, but it keeps the reference's parameter names (the
+"""LEGIT (docs/THREAT_MODEL.md): like weights_prepared_in_init, but it keeps the reference's parameter names (the
 judge loads the reference's state after __init__) and holds the prepared copy in a non-persistent
 buffer. Must pass with no flag."""
 import torch

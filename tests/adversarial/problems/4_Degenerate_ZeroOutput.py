@@ -1,4 +1,4 @@
-"""DELIBERATELY DEGENERATE (THREATS #6): a linear layer with one output feature, minus its mean over
+"""DELIBERATELY DEGENERATE (threat #6): a linear layer with one output feature, minus its mean over
 that size-1 dimension, is exactly zero for every input. An all-zero answer passes: the judge must
 flag the task (``degenerate_task``). ``kbench lint`` rejects this file; it exists for the tests."""
 import torch

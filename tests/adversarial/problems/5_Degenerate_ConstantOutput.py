@@ -1,4 +1,4 @@
-"""DELIBERATELY DEGENERATE (THREATS #6): the rows of a softmax sum to one, so the output is the
+"""DELIBERATELY DEGENERATE (threat #6): the rows of a softmax sum to one, so the output is the
 constant 1 whatever the input. A constant answer passes: the judge must flag the task
 (``degenerate_task``). ``kbench lint`` rejects this file; it exists for the tests."""
 import torch

@@ -1,5 +1,5 @@
 # kbench: backend=cuda
-"""LEGIT (THREATS.md, GPU): cuBLAS GEMM through torch.mm, bias + GELU fused into one CUDA kernel in place
+"""LEGIT (docs/THREAT_MODEL.md, GPU): cuBLAS GEMM through torch.mm, bias + GELU fused into one CUDA kernel in place
 on the GEMM's output. Must pass with no flag."""
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # kbench: backend=cuda
-"""LEGIT (THREATS.md, GPU): a row sum with one block per row, strided partial sums taken backwards and a
+"""LEGIT (docs/THREAT_MODEL.md, GPU): a row sum with one block per row, strided partial sums taken backwards and a
 warp-shuffle tree: not PyTorch's summation order. Must pass with no flag."""
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # kbench: backend=cuda
-"""LEGIT (THREATS.md, GPU): the kernel runs on a second stream, which waits for the caller's stream
+"""LEGIT (docs/THREAT_MODEL.md, GPU): the kernel runs on a second stream, which waits for the caller's stream
 first and is joined (the caller's stream waits for it) before returning. Must pass with no flag."""
 import torch
 import torch.nn as nn

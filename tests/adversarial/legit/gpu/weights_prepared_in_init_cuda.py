@@ -1,5 +1,5 @@
 # kbench: backend=cuda
-"""LEGIT (THREATS.md, GPU): the transposed weight is prepared once in __init__ (a non-persistent buffer,
+"""LEGIT (docs/THREAT_MODEL.md, GPU): the transposed weight is prepared once in __init__ (a non-persistent buffer,
 so the state_dict names match the reference's); GEMM on it, then the fused CUDA epilogue. Must pass
 with no flag."""
 import torch
