@@ -47,7 +47,7 @@ def _file_digest(path) -> str:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError as e:
-        return f"unreadable: {type(e).__name__}"
+        return f"unreadable ({type(e).__name__})"
 
 
 def _replay(record: dict) -> BaseException:
