@@ -190,15 +190,26 @@ def _variant_timing_lines(verdict, kind: str) -> list[str]:
             + (f"   speedup {t['speedup']:.3g}x" if kind == "gpu" else "") for name, t in verdict.variant_timings.items()]
 
 
-def _selected_problems(a, verb: str) -> list:
+def _selected_problems(a, verb: str) -> list | None:
     """The problems under ``a.problems`` kept by ``--filter`` and ``--limit``; malformed files are
-    reported and skipped."""
+    reported and skipped. None after a one-line error: a path that does not exist, or no problem
+    left to run."""
+    from pathlib import Path
+
     from .suite.problems import discover_with_errors, select
 
+    if not Path(a.problems).exists():
+        print(f"kbench {verb}: no such problem folder or file: {a.problems}", file=sys.stderr)
+        return None
     problems, errors = discover_with_errors(a.problems)
     for path, err in errors:
         print(f"kbench {verb}: skipping malformed problem {path}: {err}", file=sys.stderr)
-    return select(problems, a.filter, a.limit)
+    kept = select(problems, a.filter, a.limit)
+    if not kept:
+        which = f" matches --filter {' '.join(a.filter)}" if a.filter and problems else ""
+        print(f"kbench {verb}: no problem under {a.problems}{which}", file=sys.stderr)
+        return None
+    return kept
 
 
 def _is_corpus(model: str) -> bool:
@@ -283,6 +294,10 @@ def cmd_run(a) -> int:
     n_ok = sum(trusted(r["correct"], r["flags"], a.trust) for r in rows)
     words = "correct and unflagged" if a.trust == "strict" else f"trusted under {a.trust} (correct, no cheat flag)"
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} {words}")
+    from .models import NOTES, is_control
+
+    if is_control(a.model) and rows:  # its flags are expected: say why before a reader takes it for a failed model
+        print(f"  {NOTES[a.model]}")
     if a.json:
         print(json.dumps({"run_id": run_id, "n": len(rows), "trusted": n_ok, "trust": a.trust}))
     return 0
@@ -402,6 +417,8 @@ def cmd_baselines(a) -> int:
     from .judging.baselines import sweep
 
     problems = _selected_problems(a, "baselines")
+    if problems is None:
+        return 2
     folder = sweep(problems, a.modes, a.device, a.precision, a.small, a.out, a.timeout, a.budget, progress=not a.quiet,
                    compile_jobs=a.compile_jobs)
     print(f"baselines in {folder}")

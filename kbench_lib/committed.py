@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from .records import read_record_files
+from .records import display_name, read_record_files
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 RECORD_COLUMNS = {"problem", "correct", "device", "runtime_ms"}
@@ -60,11 +60,16 @@ def latest(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def records(results: str | Path = RESULTS) -> tuple[pd.DataFrame, int]:
-    """(the committed records, latest row per candidate; how many earlier rows they superseded)."""
+    """(the committed records, latest row per candidate; how many earlier rows they superseded).
+    Models are named as figures name them (:func:`kbench_lib.models.display_name`). A published
+    corpus's records (``claim_source`` set) are the audit's (:mod:`kbench_lib.analysis.audit`, its
+    own figures), not a model of the results figures."""
     results = Path(results)
     baselines = (results / "baselines").resolve()
     files = [p for p in tracked_parquet(results) if baselines not in p.resolve().parents and _is_records(p)]
     every = read_record_files(files)
+    every = every[every["claim_source"].isna()].reset_index(drop=True)
+    every["model"] = every["model"].map(display_name, na_action="ignore")
     kept = latest(every)
     return kept, len(every) - len(kept)
 

@@ -129,6 +129,12 @@ def get_model(name: str, backends: tuple[str, ...] | None = None, generation=Non
     raise ValueError(unknown_model(name))
 
 
+def is_control(spec) -> bool:
+    """Whether a model is a control (``eager``: its speedup is the judge's clock bias), drawn apart
+    from the models that write kernels."""
+    return ROLES.get(str(spec)) == "clock control"
+
+
 def unknown_model(name: str) -> str | None:
     """Why ``name`` names no model (one line listing the choices), or None where it names one;
     nothing is built or called to tell (a language model's spec is read, not its server)."""

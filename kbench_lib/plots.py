@@ -36,6 +36,16 @@ SERIES_COLORS = ("#264653", "#2a9d8f", "#e76f51", "#8d6cab", "#e9c46a", "#6c757d
 MAX_NAMED = 60  # problems drawn one per line with their names; more are drawn per level
 
 
+CSS_DPI = 96  # a notebook shows an image of N pixels at N CSS pixels, 96 to the inch
+
+
+def displayed_label_pt(scale: float) -> float:
+    """The size in points of the style's smallest label in a saved PNG shown at ``scale`` of its
+    pixel width in a notebook (:func:`kbench_lib.workflows.show`)."""
+    smallest = min(v for k, v in STYLE.items() if k.endswith("size") and isinstance(v, (int, float)))
+    return smallest * STYLE["savefig.dpi"] / CSS_DPI * scale
+
+
 class NoKernelTimings(ValueError):
     """The rows hold no kernel timing (a machine without a GPU): there is no speedup to draw."""
 

@@ -76,6 +76,7 @@ SCHEMA = pa.schema(
         ("build_s", pa.float64()),
         ("build_cached", pa.bool_()),
         ("judge_s", pa.float64()),
+        ("queue_s", pa.float64()),
         ("network_isolated", pa.bool_()),
         ("torch_version", pa.string()),
         ("cuda_version", pa.string()),
@@ -234,6 +235,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "build_s": v.get("build_s"),
         "build_cached": v.get("build_cached"),
         "judge_s": v.get("judge_s"),
+        "queue_s": v.get("queue_s"),
         "network_isolated": v.get("network_isolated"),
         "torch_version": env.get("torch_version"),
         "cuda_version": env.get("cuda_version"),
@@ -291,6 +293,16 @@ class RecordWriter:
         os.replace(tmp, final)
         self.count += 1
         return final
+
+
+def display_name(spec) -> str:
+    """A model spec as figures and tables name it: a folder or corpus model by the name of the folder
+    or file it was read from, not by its path (often a temporary folder a benchmark made)."""
+    spec = str(spec)
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in ("folder", "cuda-l1") and "/" in rest.rstrip("/"):
+        return f"{kind}:{Path(rest.rstrip('/')).name}"
+    return spec
 
 
 def read_records(root: str | Path, run_id: str | None = None):

@@ -7,11 +7,11 @@ import pandas as pd
 
 from . import metrics, plots, protocols
 from .judging.pipeline import JudgeOptions
-from .models import get_model
+from .models import get_model, is_control
 from .suite.problems import Problem, discover_with_errors
 from .provenance import resolve_device
 from .provenance import slug as device_slug_of
-from .records import read_records
+from .records import display_name, read_records
 from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -169,7 +169,9 @@ def _draw(made: dict, name: str, draw, out_dir: Path) -> None:
 
 def show(made: dict, scale: float = 0.5) -> None:
     """Displays the saved PNGs of ``made`` ({name: [paths]}) in a notebook, at ``scale`` of their
-    pixel size (0.5: 150 dpi), each under its name: what is shown is the file a paper would use."""
+    pixel size (0.5: 150 dpi, where the style's smallest label reads at about 11 pt:
+    :func:`kbench_lib.plots.displayed_label_pt`), each under its name: what is shown is the file a
+    paper would use."""
     import struct
 
     from IPython.display import Image, display
@@ -188,6 +190,7 @@ def figures(df: pd.DataFrame, out_dir) -> dict:
     made: dict = {}
     if not len(df):
         return made
+    df = df.assign(model=df["model"].map(display_name, na_action="ignore"))  # no temporary folder in a legend
     made["outcomes"] = _save(plots.outcome_bars(df, labels=model_labels(df)), out_dir / "outcomes")
     if "configs" in df and df["configs"].notna().any():  # records that hold every configuration read under each protocol
         made["protocols"] = _save(plots.protocol_plot(df), out_dir / "protocols")
@@ -227,6 +230,7 @@ def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -
         r = records[records["device_name"] == device] if len(records) else records
         b = baselines[baselines["device_name"] == device] if len(baselines) else baselines
         out, here = Path(out_dir) / slug, {}
+        r = r[~r["model"].map(is_control)] if len(r) else r  # the clock control is not a kernel author: its table is apart
         if len(r):
             # one model's kernels: pooling every model's rows would weigh a tuner's hundreds of proposals
             # against a few hand-written solutions (per model and level: results_figures' fast_p_curve)
@@ -247,7 +251,9 @@ def committed_figures(records: pd.DataFrame, baselines: pd.DataFrame, out_dir) -
 
 def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph"), device: str = "auto", levels=None,
                       limit: int | None = None, small: bool | None = None, root=None, budget_s: float = 5.0):
-    """Run (or resume) a baseline sweep and return its rows."""
+    """Run (or resume) a baseline sweep and return its rows. ``root``: a folder (one per device below
+    it); None or "" for ``<runs root>/baselines`` (results/runs/baselines, or under
+    ``$KBENCH_RUNS_ROOT``); "committed" for results/baselines/, the committed sweeps."""
     from .judging.baselines import sweep
     from .suite.baselines_store import _table
 
@@ -255,6 +261,7 @@ def measure_baselines(problems_dir=None, modes=("eager", "compile", "cudagraph")
     if levels:
         problems = [p for p in problems if p.level in levels]
     problems = problems[:limit] if limit else problems
+    root = None if root == "committed" else (root or Path(RUNS_ROOT) / "baselines")
     folder = sweep(problems, modes, device, small=small, root=root, budget_s=budget_s)
     _table.cache_clear()
     return _table(str(folder))

@@ -26,7 +26,8 @@ def test_eval_json_correct_and_wrong(fixtures):
     assert code == 0, err
     v = json.loads(out.strip().splitlines()[-1])
     assert CONTRACT <= set(v)
-    assert v["correct"] is True and v["flags"] == [] and v["failure"] is None and v["speedup"] > 0
+    assert v["correct"] is True and v["flags"] == [] and v["failure"] is None
+    assert v["runtime_ms"] > 0 and v["speedup"] is None and v["timing"] == "triton_interpreter"  # an interpreter's time is no speedup
     code, out, _ = _kbench("eval", prob, str(fixtures / "candidates" / "scale_add_relu_wrong.py"), "--device", "cpu", "--json", "--no-timing")
     v = json.loads(out.strip().splitlines()[-1])
     assert code == 0 and v["correct"] is False and v["failure"] == "output_mismatch"
@@ -89,8 +90,15 @@ def test_the_eager_control_is_the_problems_own_model_judged_flagged_and_timed(sc
     v = judge(scale_add_relu, sample.candidate, JudgeOptions(device="cpu", small=True, timing_budget_s=0.2))
     assert v.correct and v.failure is None
     assert any(str(f).startswith("library_passthrough") for f in v.flags)
-    assert v.runtime_ms and v.runtime_ms > 0 and v.speedup and v.speedup > 0
+    assert v.runtime_ms and v.runtime_ms > 0 and v.baseline_ms > 0 and v.speedup is None  # CPU times: runtimes, no speedup
     assert "eager" in ROLES and "eager" in NOTES
+
+
+def test_kbench_run_says_why_the_eager_control_has_no_trusted_verdict(fixtures, tmp_path):
+    code, out, err = _kbench("run", str(fixtures / "problems"), "--model", "eager", "--filter", "1_Scale_Add_ReLU", "--device", "cpu",
+                             "--runs-root", str(tmp_path), "--timing-budget", "0.2", "--quiet")
+    assert code == 0, err
+    assert "1 verdicts written, 0 correct and unflagged" in out and "eager is a control, not a kernel author" in out
 
 
 def test_candidates_a_device_cannot_run_are_listed_as_skipped():
@@ -143,3 +151,14 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     assert all(r["failure"] == "output_mismatch" for r in rows), [(r["failure"], (r["message"] or r["error"] or "")[-400:]) for r in rows]
     assert len(read_records(tmp_path / "runs", "split")) == 6
     assert sorted(prepared.values()) == [1, 1] and released == prepared, (prepared, released)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["no/such/folder"], "no such problem folder or file: no/such/folder"),
+    (["{problems}", "--filter", "NoSuchProblemAnywhere"], "matches --filter NoSuchProblemAnywhere"),
+])
+def test_kbench_run_with_nothing_to_run_is_one_line(fixtures, tmp_path, args, words):
+    args = [x.format(problems=fixtures / "problems") for x in args]
+    code, out, err = _kbench("run", *args, "--model", "reference", "--device", "cpu", "--runs-root", str(tmp_path))
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not any(tmp_path.iterdir())  # nothing started, nothing written

@@ -65,11 +65,18 @@ def test_overlapped_batch_gives_the_verdicts_of_one_at_a_time_and_leaves_nothing
     failures = sorted(str(r["failure"]) for r in over)
     assert failures.count("None") == 4, [(r["failure"], r["message"]) for r in over]  # the honest one and three spies
     assert "output_mismatch" in failures and "crash" in failures
-    stages = read_records(tmp_path / "o" / "runs", "over")["judge_stages"]
+    records = read_records(tmp_path / "o" / "runs", "over")
+    stages = records["judge_stages"]
     gated = sum(any(k == "run_gate" for k, _ in s) for s in stages)
     if _forkserver_pid_isolated():
         # every candidate after the first whose predecessor ran a worker was started beside its checks
         assert gated >= 3
+        # its wait at the gate is queue_s, left out of its judge_s (at most the gate's stage time, which
+        # runs to the worker's next message)
+        waited = records[records["queue_s"].notna()]
+        assert len(waited) >= 3 and (waited["queue_s"] >= 0).all() and (waited["judge_s"] > 0).all()
+        gate = waited["judge_stages"].map(lambda s: dict(s)["run_gate"])
+        assert (waited["queue_s"] <= gate + 0.01).all()
     else:
         assert gated == 0  # no overlap without a PID namespace
     assert not any(any(k == "run_gate" for k, _ in s) for s in read_records(tmp_path / "s" / "runs", "alone")["judge_stages"])

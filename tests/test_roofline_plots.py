@@ -1,10 +1,13 @@
 import hashlib
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from kbench_lib import plots, roofline
 from kbench_lib.problems import load_problem
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_flops_and_bytes_of_a_linear(fixtures):
@@ -153,3 +156,21 @@ def test_figures_are_saved_at_the_styles_resolution(tmp_path):
     png = next(p for p in plots.save(fig, tmp_path / "f") if p.suffix == ".png")
     width = int.from_bytes(png.read_bytes()[16:20], "big")
     assert 0.8 * 3.0 * plots.STYLE["savefig.dpi"] <= width <= 3.0 * plots.STYLE["savefig.dpi"] + 2
+
+
+def test_notebooks_show_figures_with_labels_of_at_least_9_points():
+    """workflows.show's scale, as every notebook calls it, shows the style's smallest label at 9 pt
+    or more; a notebook that passes its own scale is checked at that scale."""
+    import inspect
+    import json
+    import re
+
+    from kbench_lib import plots, workflows
+
+    default = inspect.signature(workflows.show).parameters["scale"].default
+    scales = {default}
+    for nb in (REPO / "notebooks").glob("*.ipynb"):
+        for cell in json.loads(nb.read_text())["cells"]:
+            scales |= {float(s) for s in re.findall(r"show\([^)]*scale\s*=\s*([0-9.]+)", "".join(cell["source"]))}
+    assert all(plots.displayed_label_pt(s) >= 9 for s in scales), {s: plots.displayed_label_pt(s) for s in scales}
+    assert plots.displayed_label_pt(0.3) < 9  # the check can fail: too small a scale is caught

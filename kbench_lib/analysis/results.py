@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import metrics
+from ..models import is_control
 
 PS = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0, 3.0)  # the table's thresholds
 CURVE_PS = tuple(np.round(np.linspace(0.0, 3.0, 61), 3))  # the curve's
@@ -147,3 +148,16 @@ def fast_p_wide(curve: pd.DataFrame, by=("model", "level"), ps=PS) -> pd.DataFra
 
 def has_kernel_timings(df: pd.DataFrame) -> bool:
     return bool(len(df)) and bool(metrics.kernel_timed(df).any())
+
+
+def clock_control(df: pd.DataFrame) -> pd.DataFrame:
+    """The clock control's rows per device and level: judged, correct, the median kernel speedup over
+    eager (1.0 for an unbiased clock) and the share within 0.95-1.05; empty without such rows."""
+    d = df[df["model"].map(is_control)] if len(df) else df
+    if not len(d):
+        return pd.DataFrame(columns=["device_name", "level", "judged", "correct", "median_speedup", "within_5pct"])
+    d = d.assign(s=metrics.kernel_speedup(d, "eager"))
+    rows = [{"device_name": dev, "level": level, "judged": len(g), "correct": int(g["correct"].fillna(False).sum()),
+             "median_speedup": g["s"].median(), "within_5pct": g["s"].between(0.95, 1.05).sum() / max(1, g["s"].notna().sum())}
+            for (dev, level), g in d.groupby(["device_name", "level"], dropna=False)]
+    return pd.DataFrame(rows)

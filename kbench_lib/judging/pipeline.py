@@ -37,14 +37,14 @@ from ..measure.tensors import nbytes
 from ..measure.timing_summary import host_bound_note
 from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
 from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
+    FAILURES, JudgeError, JudgeOptions, Verdict, _fail, times_a_kernel,
 )
 from .worker_reports import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     INT32_MAX, ONCE, VARIANT_TIMING_ALLOWANCE_S, _count, _death, _died, _died_checking, _ended_early, _first,
     _forged_reports, _last, _plain_json, _real, _strings, run_limit_s,
 )
 from .stage_times import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _Laps, _START_PARTS, _stage_parts, _stage_times,
+    _Laps, _START_PARTS, _queued, _stage_parts, _stage_times,
 )
 from .outputs import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     ARENA_MIN, HEADER_ROOM, MAX_RESULT_FILES, PREALLOCATE_MIN, PREALLOCATE_THREADS, RESULT_SLACK, _OutDir,
@@ -305,13 +305,14 @@ class Judgement:
             return self.v
         finally:
             self._cleanup()
-            self.v.judge_s = time.monotonic() - self.started
+            self.v.judge_s = time.monotonic() - self.started - (self.v.queue_s or 0.0)
 
     def _check(self) -> None:
         prep, candidate, opts, v, lap, out = self.prep, self.candidate, self.opts, self.v, self.lap, self._out
         res = self.run.result()
         self._release_claim()  # its processes are gone: none of them holds torch's build lock now
         _stage_times(v, lap.mark, res, self.run.ended)
+        v.queue_s = _queued(res, self.run.gate_opened)
         lap.mark = time.monotonic()
         v.network_isolated = res.network_isolated
         if _run_failed(v, res, prep, opts):
@@ -363,10 +364,11 @@ def _baselines(v: Verdict, prep: PreparedProblem, opts: JudgeOptions) -> None:
     base = prep.baseline(opts)
     reference_store.mark_stored(v.stage_s, prep, ["baseline"], "baseline")
     v.baseline_ms, v.baseline_stats = base.median_ms, base.as_dict()
-    v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms else None
+    kernel = times_a_kernel(v.device, v.small)  # elsewhere the times are runtimes, never a speedup
+    v.speedup = v.baseline_ms / v.runtime_ms if v.runtime_ms and kernel else None
     note = host_bound_note(v.runtime_stats, v.baseline_stats)
     if note:
         v.notes.append(note)
     v.baseline_compile_ms = prep.compile_baseline_ms(opts)
-    if v.baseline_compile_ms and v.runtime_ms:
+    if v.baseline_compile_ms and v.runtime_ms and kernel:
         v.speedup_compile = v.baseline_compile_ms / v.runtime_ms

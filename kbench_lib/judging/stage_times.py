@@ -30,6 +30,17 @@ def _stage_times(v: Verdict, since: float, res: sandbox.ProcessResult, ended: fl
     v.stage_s[key] = round(v.stage_s.get(key, 0.0) + ended - prev_t, 3)
 
 
+def _queued(res: sandbox.ProcessResult, gate_opened: float | None) -> float | None:
+    """Seconds the worker waited at its gate for the GPU (the previous candidate's profile and timed
+    calls), from its ``gate`` message to the judge's opening of the gate, both on the judge's clock;
+    None where it never waited there. The judge's own record of a judgement's time leaves it out
+    (``judge_s``; ``queue_s`` apart)."""
+    at = [m["_t"] for m in res.messages if isinstance(m, dict) and m.get("event") == "stage" and m.get("stage") == "gate" and "_t" in m]
+    if not at or gate_opened is None:
+        return None
+    return round(max(0.0, gate_opened - at[0]), 3)
+
+
 def _stage_parts(v: Verdict, stage: str, parts, names: tuple) -> None:
     """The worker's report of a stage's parts into ``stage_s`` as ``stage.part``: known names with
     finite seconds only (the report is the worker's, after the candidate's import possibly forged)."""

@@ -11,7 +11,7 @@ from ..measure import tensorfile
 from ..measure.compare import fingerprint, is_fingerprint, measure_outputs, unchanged
 from .prepared import PreparedProblem
 from ..isolation.worker.timed import timing_file
-from .verdict import JudgeError, JudgeOptions, Verdict
+from .verdict import JudgeError, JudgeOptions, Verdict, times_a_kernel
 from .worker_reports import _count, _last, _plain_json, _real
 from .stage_times import _stage_parts
 from .outputs import _OutDir, _result_cap
@@ -181,5 +181,5 @@ def _time_variants(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: J
         if not protocols.may_pass(c, prep.precision):
             continue  # wrong timed outputs under every protocol: no speedup on this variant
         base = prep.variant_baseline(name, opts).median_ms
-        v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"],
+        v.variant_timings[name] = {"runtime_ms": stats["median_ms"], "baseline_ms": base, "speedup": base / stats["median_ms"] if times_a_kernel(v.device, v.small) else None,
                                    "sol_ms": prep.variant_sol_ms(name)}

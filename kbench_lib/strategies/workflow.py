@@ -9,8 +9,8 @@ import pandas as pd
 from .. import search_metrics, search_plots
 from ..generation.runs import generation_options, select
 from ..generation.spec import is_language_model
-from ..judging.pipeline import JudgeOptions
-from ..metrics import trusted
+from ..judging.pipeline import JudgeOptions, times_a_kernel
+from ..metrics import kernel_timed, trusted
 from ..provenance import resolve_device
 from ..records import read_records
 from ..batch.runner import RUNS_ROOT, new_run_id
@@ -64,7 +64,9 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "model": model, "strategy": strategy, "problem": problem, "proposals": len(g), "trusted": int(len(ok)),
             "first_ms": first_ms, "best_ms": None if best is None else best["runtime_ms"],
-            "gain": (first_ms / best["runtime_ms"]) if best is not None and first_ms == first_ms else float("nan"),
+            # a ratio of runtimes is a gain only where they are kernel timings (not CPU or interpreter times)
+            "gain": (first_ms / best["runtime_ms"]) if best is not None and first_ms == first_ms
+            and times_a_kernel(first["device"], first["small"]) else float("nan"),
             "best_id": None if best is None else best["proposal_id"],
             "best_speedup_eager": None if best is None else best["speedup_eager"],
             "best_correct": None if best is None else bool(best["correct"]),
@@ -76,7 +78,7 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def figures(df: pd.DataFrame, out_dir, p: float = 1.0, confirmed: dict | None = None) -> dict:
-    """The scaling figure; for the offline tuner's searches with kernel timings, the gains figure
+    """The scaling figure where the run has kernel timings; for the offline tuner's searches with kernel timings, the gains figure
     (each problem's seed time over its best time, ``confirmed`` gains marked:
     :func:`kbench_lib.search_plots.seed_gain_plot`); when the run has verifier decisions, the
     verifiers' figure."""
@@ -84,7 +86,8 @@ def figures(df: pd.DataFrame, out_dir, p: float = 1.0, confirmed: dict | None = 
     made = {}
     if not len(df):
         return made
-    made["scaling"] = _save(search_plots.scaling_plot(df, p=p), out_dir / "scaling")
+    if kernel_timed(df).any():  # its panels are speedups: none without kernel timings (a CPU run)
+        made["scaling"] = _save(search_plots.scaling_plot(df, p=p), out_dir / "scaling")
     tuned = df[df["model"].astype(str).map(is_tuner)]
     if len(tuned) and search_metrics.seed_gain(tuned, by=("model",))["gain"].notna().any():
         made["gains"] = _save(search_plots.seed_gain_plot(tuned, confirmed), out_dir / "gains")
