@@ -53,3 +53,17 @@ def test_the_repository_has_committed_gpu_results():
     assert metrics.kernel_timed(h100).all() and metrics.trusted(h100).any()
     base = committed.baselines()
     assert {"eager", "compile"} <= set(base["mode"]) and base["sol_ms"].notna().any()
+
+
+@pytest.mark.slow
+def test_the_committed_tables_are_what_the_committed_records_give(tmp_path):
+    """`make figures` leaves the tree as it is: every committed table (CSV) is what the committed
+    records and baselines give today (figures' pixels depend on the machine's fonts; their tables do not)."""
+    from kbench_lib.analysis.figures import committed_all
+
+    made = committed_all(tmp_path)
+    fresh = {p.relative_to(tmp_path): p for paths in made.values() for p in paths if p.suffix == ".csv"}
+    assert fresh
+    stale = [str(rel) for rel, p in fresh.items() if not (committed.RESULTS / "figures" / rel).is_file()
+             or (committed.RESULTS / "figures" / rel).read_text() != p.read_text()]
+    assert stale == [], f"run `make figures` and commit: {stale}"
