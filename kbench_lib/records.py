@@ -168,8 +168,10 @@ def _pairs(counts: dict | None):
 
 
 def _variant_column(timings: dict | None, key: str):
-    """One quantity of a verdict's ``variant_timings`` as map pairs; None where no variant was timed."""
-    return sorted((str(name), float(t[key])) for name, t in timings.items()) if timings else None
+    """One quantity of a verdict's ``variant_timings`` as map pairs; None where no variant has it
+    (none was timed, or, for speedups, none was a kernel timing)."""
+    pairs = sorted((str(name), float(t[key])) for name, t in (timings or {}).items() if t.get(key) is not None)
+    return pairs or None
 
 
 def _configs_column(configs: list | None):

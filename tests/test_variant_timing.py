@@ -4,6 +4,7 @@ per-variant speedups in the verdict and the records (the ``variant_speedups`` co
 kbench_lib.analysis.scaling.variant_speedups reads)."""
 import math
 
+import pandas as pd
 import pytest
 
 from conftest import FIXTURES
@@ -76,18 +77,19 @@ def test_correct_cpp_candidate_gets_per_variant_speedups_in_verdict_and_records(
     assert v.correct and v.flags == [], (v.failure, v.message, v.flags)
     assert v.variants_derived == VARIANTS and sorted(v.variant_timings) == VARIANTS
     for t in v.variant_timings.values():
-        assert t["runtime_ms"] > 0 and t["baseline_ms"] > 0 and t["speedup"] == pytest.approx(t["baseline_ms"] / t["runtime_ms"])
+        assert t["runtime_ms"] > 0 and t["baseline_ms"] > 0 and t["speedup"] is None  # CPU times: runtimes, no kernel speedup
     assert "run_variant_timing" in v.stage_s and "variant_timing" in v.stage_s
     RecordWriter(tmp_path, "r").append(row_from_verdict(v, run_id="r", model="m"))
     df = read_records(tmp_path, "r")
-    assert dict(df["variant_speedups"].iloc[0]) == pytest.approx({n: t["speedup"] for n, t in v.variant_timings.items()})
+    assert df["variant_speedups"].iloc[0] is None
     assert dict(df["variant_runtime_ms"].iloc[0]) == pytest.approx({n: t["runtime_ms"] for n, t in v.variant_timings.items()})
-    # CPU times are no kernel speedups: the analysis leaves them out (the records keep them, above)
+    # CPU times are no kernel speedups: the analysis has none to show
     from kbench_lib.analysis.data import NoData
 
     with pytest.raises(NoData, match="kernel-timed"):
         scaling.variant_speedups(df)
-    gpu = df.assign(device="cuda", small=False)  # the same row as a kernel timing: every variant in the table
+    ratios = {n: t["baseline_ms"] / t["runtime_ms"] for n, t in v.variant_timings.items()}
+    gpu = df.assign(device="cuda", small=False, variant_speedups=[ratios])  # the row as a GPU judgement records it: every variant in the table
     table = scaling.variant_speedups(gpu)
     assert sorted(table["variant"]) == VARIANTS and all(math.isfinite(s) and s > 0 for s in table["speedup"])
 
@@ -103,7 +105,7 @@ def test_candidate_wrong_only_on_a_variants_timed_sets_fails_and_passes_without_
     assert plain.correct and plain.variant_timings == {}, (plain.failure, plain.message)
     RecordWriter(tmp_path, "r").append(row_from_verdict(plain, run_id="r", model="m"))
     row = read_records(tmp_path, "r").iloc[0]
-    assert row["variant_speedups"] is None and row["variant_runtime_ms"] is None and row["speedup_eager"] > 0
+    assert row["variant_speedups"] is None and row["variant_runtime_ms"] is None and row["runtime_ms"] > 0 and pd.isna(row["speedup_eager"])
 
 
 def test_cli_flag_sets_the_option():

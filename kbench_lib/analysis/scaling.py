@@ -193,6 +193,9 @@ def variant_speedups(df: pd.DataFrame) -> pd.DataFrame:
     variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column) of
     kernel-timed rows (:func:`kbench_lib.metrics.kernel_timed`): CPU and interpreter times are left
     out, as are rows at SMALL size."""
+    if len(df) and not metrics.kernel_timed(df).any():
+        raise NoData("no data for per-variant speedups: no record is kernel-timed (CPU and interpreter times are no kernel "
+                     "speedups; a run without a GPU times no kernel)")
     require(df, ["variant_speedups"], "per-variant speedups",
             "per-variant timings are recorded only by judgements with --time-variants "
             "(time_variants in notebook 01); without it the judge times the default configuration only")
