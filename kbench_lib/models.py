@@ -12,9 +12,14 @@ A model maps a problem to zero or more candidates. Offline models need no networ
 
 Language models (``openai:MODEL[@BASE_URL]``, ``anthropic:MODEL``, ``hf:PATH``; grammar in
 :mod:`kbench_lib.generation.spec`) are imported only when named, so their SDKs stay optional.
+
+Each kind is one entry of the registry (:data:`NAMED`, :data:`PREFIXED`, :data:`LANGUAGE`): how its
+spec reads, how it is made, and for the offline ones what it is for; :func:`get_model`, the
+one-line error of :func:`unknown_model`, :data:`MODELS`, :data:`ROLES` and :data:`NOTES` all read it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -105,28 +110,74 @@ def torch_compile_model(problem: Problem) -> list[Sample]:
     return [Sample(0, Candidate(source=src, backend="torch", name=f"{problem.path.stem}__compile"))]
 
 
+@dataclass(frozen=True)
+class ModelKind:
+    """One kind of model: how its spec reads (``usage``), how it is made, and, for the offline ones
+    whose verdicts read differently, what it is for (``role``, ``note``)."""
+
+    usage: str  # as the one-line error lists it: "reference", "folder:<path>"
+    make: Callable[[str, tuple[str, ...] | None, object], Callable[[Problem], list[Sample]]]
+    role: str | None = None  # a figure's label: "torch-compile (compiler baseline)"
+    note: str | None = None  # what a reader should know of its verdicts
+
+
+def _corpus(spec: str, backends, generation):
+    from .generation.corpus import corpus_model
+
+    return corpus_model(spec)
+
+
+def _language_model(spec: str, backends, generation):
+    from .generation import language_model
+
+    return language_model(spec, generation)
+
+
+# the models named exactly, then those named by a prefix (the spec's rest is a path or a model id)
+NAMED: dict[str, ModelKind] = {
+    "reference": ModelKind("reference", lambda spec, backends, gen: folder_model(SOLUTIONS, backends), role="hand-written"),
+    "torch-compile": ModelKind("torch-compile", lambda spec, backends, gen: torch_compile_model, role="compiler baseline", note=(
+        "torch-compile is a compiler baseline, not a kernel author: the problem's own Model under "
+        "torch.compile, judged like any candidate. Where Inductor lowers a whole forward to library "
+        "calls (a bare GEMM or convolution) it writes no kernel of its own, and the judge rightly "
+        "flags it library_passthrough (threat #1); where it fuses the rest it passes. On a GPU "
+        "its speedup over eager is what the compiler alone achieves, the bar a kernel author has to beat.")),
+    "eager": ModelKind("eager", lambda spec, backends, gen: eager_model, role="clock control", note=(
+        "eager is a control, not a kernel author: the problem's own Model judged as a candidate. It writes "
+        "no kernel, so the judge flags it, but it is timed like any candidate: its speedup over eager "
+        "should be 1.0 everywhere, and its distance from 1.0 is the bias of the judge's own clocks.")),
+}
+PREFIXED: dict[str, ModelKind] = {
+    "folder": ModelKind("folder:<path>", lambda spec, backends, gen: folder_model(spec.split(":", 1)[1], backends)),
+    "cuda-l1": ModelKind("cuda-l1:<path>", _corpus),  # a published corpus (kbench_lib.generation.corpus.FORMATS)
+}
+# language models, by the grammar of kbench_lib.generation.spec (a provider, an optional key variable)
+LANGUAGE = ModelKind("openai:MODEL[@BASE_URL], anthropic:MODEL or hf:PATH", _language_model)
+
+ROLES = {name: kind.role for name, kind in NAMED.items() if kind.role}
+NOTES = {name: kind.note for name, kind in NAMED.items() if kind.note}
+MODELS = tuple(kind.usage for kind in (*NAMED.values(), *PREFIXED.values(), LANGUAGE))
+
+
+def model_kind(spec: str) -> ModelKind | None:
+    """The kind of model ``spec`` names, or None; read from the spec alone (nothing is built or called)."""
+    from .generation.spec import is_language_model
+
+    if spec in NAMED:
+        return NAMED[spec]
+    if is_language_model(spec):
+        return LANGUAGE
+    head, sep, rest = spec.partition(":")
+    return PREFIXED.get(head) if sep and rest else None
+
+
 def get_model(name: str, backends: tuple[str, ...] | None = None, generation=None) -> Callable[[Problem], list[Sample]]:
     """The model named ``name``. ``generation`` (a :class:`kbench_lib.generation.GenerationOptions`
     or a dict of its fields) sets samples, sampling, prompt and cache for language models."""
-    from .generation.spec import is_language_model
-
-    if is_language_model(name):
-        from .generation import language_model
-
-        return language_model(name, generation)
-    if name == "reference":
-        return folder_model(SOLUTIONS, backends)
-    if name == "torch-compile":
-        return torch_compile_model
-    if name == "eager":
-        return eager_model
-    if name.startswith("folder:"):
-        return folder_model(name.split(":", 1)[1], backends)
-    from .generation.corpus import corpus_model, is_corpus
-
-    if is_corpus(name):
-        return corpus_model(name)
-    raise ValueError(unknown_model(name))
+    kind = model_kind(name)
+    if kind is None:
+        raise ValueError(unknown_model(name))
+    return kind.make(name, backends, generation)
 
 
 def is_control(spec) -> bool:
@@ -138,13 +189,9 @@ def is_control(spec) -> bool:
 def unknown_model(name: str) -> str | None:
     """Why ``name`` names no model (one line listing the choices), or None where it names one;
     nothing is built or called to tell (a language model's spec is read, not its server)."""
-    from .generation.corpus import is_corpus
-    from .generation.spec import is_language_model
-
-    if name in ("reference", "torch-compile", "eager") or name.startswith("folder:") or is_corpus(name) or is_language_model(name):
+    if model_kind(name) is not None:
         return None
-    return (f"unknown model {name!r}: use reference, torch-compile, eager, folder:<path>, cuda-l1:<path>, openai:MODEL[@BASE_URL], "
-            "anthropic:MODEL or hf:PATH")
+    return f"unknown model {name!r}: use {', '.join(MODELS)}"
 
 
 def iter_samples(generate, problems: Iterable[Problem], skip=frozenset()) -> Iterator[tuple[Problem, list[Sample], str | None]]:
@@ -192,26 +239,4 @@ def iter_arrivals(generate, problems: Iterable[Problem], skip=frozenset()) -> It
 
 
 # What an offline model is for, shown where its verdicts appear (notebooks, figures)
-ROLES = {
-    "reference": "hand-written",
-    "torch-compile": "compiler baseline",
-    "eager": "clock control",
-}
-NOTES = {
-    "torch-compile": (
-        "torch-compile is a compiler baseline, not a kernel author: the problem's own Model under "
-        "torch.compile, judged like any candidate. Where Inductor lowers a whole forward to library "
-        "calls (a bare GEMM or convolution) it writes no kernel of its own, and the judge rightly "
-        "flags it library_passthrough (threat #1); where it fuses the rest it passes. On a GPU "
-        "its speedup over eager is what the compiler alone achieves, the bar a kernel author has to beat."
-    ),
-    "eager": (
-        "eager is a control, not a kernel author: the problem's own Model judged as a candidate. It writes "
-        "no kernel, so the judge flags it, but it is timed like any candidate: its speedup over eager "
-        "should be 1.0 everywhere, and its distance from 1.0 is the bias of the judge's own clocks."
-    ),
-}
-
-MODELS = ("reference", "torch-compile", "eager", "folder:<path>", "cuda-l1:<path>", "openai:MODEL[@BASE_URL]", "anthropic:MODEL", "hf:PATH")
-
-__all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source", "eager_source", "detect_backend", "MODELS", "ROLES", "NOTES"]
+__all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source", "eager_source", "detect_backend", "MODELS", "ROLES", "NOTES", "ModelKind", "NAMED", "PREFIXED", "model_kind"]
