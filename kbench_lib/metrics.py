@@ -289,12 +289,16 @@ def protocol_summary(df: pd.DataFrame, ps=(0.0, 1.0, 1.5, 2.0), by=("model",), p
 
 def protocol_gap(df: pd.DataFrame, loose: str = "kernelbench-v0", strict: str = "kbench", by=("model",)) -> pd.DataFrame:
     """What separates two protocols: rows correct under ``loose`` and rejected under ``strict``,
-    counted by their cause under ``strict`` (shape specialisation, reduced precision, a failure)."""
+    counted by their cause under ``strict`` (shape specialisation, reduced precision, a failure).
+    One row per group of ``by`` (its index; with no ``by``, one row), one column per cause (the
+    columns' name is ``cause``); no gap is the same shape with no rows and no cause columns."""
     a, b = under_protocol(df, loose), under_protocol(df, strict)
     gap = b[a["correct"].astype(bool) & ~b["correct"].astype(bool)]
+    causes = pd.Index([], name="cause")
     if not len(gap):
-        return pd.DataFrame()
+        index = pd.MultiIndex.from_arrays([[] for _ in by], names=list(by)) if len(by) > 1 else pd.Index([], name=by[0] if by else None)
+        return pd.DataFrame(index=index, columns=causes)
     gap = gap.assign(cause=gap["cause"].fillna("unknown"))
     if not by:
-        return gap["cause"].value_counts().sort_index().to_frame().T.reset_index(drop=True).rename_axis(columns=None)
+        return gap["cause"].value_counts().sort_index().to_frame().T.reset_index(drop=True).rename_axis(columns="cause")
     return gap.groupby([*by, "cause"]).size().unstack(fill_value=0)

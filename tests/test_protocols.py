@@ -221,3 +221,18 @@ def test_a_configuration_failure_keeps_the_workers_output(tmp_path):
     v = judge(relu, load_candidate(tmp_path / "noisy.py"), JudgeOptions(device="cpu", timing=False, run_timeout_s=60))
     assert v.failure == "runtime_error" and v.cause == "shape_specialisation"
     assert v.error and "hello from the candidate" in v.error
+
+
+def test_no_protocol_gap_has_the_shape_of_a_gap(judged):
+    """Rows that the two protocols read alike: no gap rows, but the groups' index and the causes'
+    columns named as a gap's are (a reader's ``gap.columns``, ``gap.reset_index()`` work on both)."""
+    _, df = judged
+    gap = metrics.protocol_gap(df, by=("model",))
+    assert gap.columns.name == "cause" and len(gap) == 3
+    honest = df[df["model"] == "honest"]
+    none = metrics.protocol_gap(honest, by=("model",))
+    assert len(none) == 0 and none.index.name == "model" and none.columns.name == "cause"
+    assert list(none.reset_index().columns) == ["model"]
+    assert metrics.protocol_gap(honest, by=()).columns.name == "cause" == metrics.protocol_gap(df, by=()).columns.name
+    two = metrics.protocol_gap(honest, by=("model", "level"))
+    assert list(two.index.names) == ["model", "level"] and len(two) == 0
