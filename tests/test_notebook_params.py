@@ -50,3 +50,21 @@ def test_the_readmes_papermill_line_runs_as_written(tmp_path):
     out = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "out.ipynb").exists() and any((tmp_path / "runs").glob("*/records/part-*.parquet"))
+    _figures_are_readable(tmp_path / "out.ipynb")
+
+
+def _figures_are_readable(executed: Path) -> None:
+    """Every figure the executed notebook shows: a PNG at the style's resolution, shown at a width
+    where the style's smallest label reads at 9 pt or more."""
+    import base64
+    import json
+
+    from kbench_lib import plots
+
+    shown = [(base64.b64decode(o["data"]["image/png"]), o.get("metadata", {}).get("image/png", {}).get("width"))
+             for cell in json.loads(executed.read_text())["cells"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert shown, "the executed notebook shows no figure"
+    for png, width in shown:
+        pixels = int.from_bytes(png[16:20], "big")
+        assert pixels >= plots.COLUMN * plots.STYLE["savefig.dpi"] * 0.8, pixels  # a column wide at 300 dpi, not 100
+        assert width and plots.displayed_label_pt(width / pixels) >= 9, (width, pixels)
