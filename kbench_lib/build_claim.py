@@ -5,8 +5,9 @@ process left.
 it builds, and also while a worker's import checks that the build is current. A process killed
 while holding it (a build at its time limit, a batch interrupted by the user, a worker ended at its
 limit) leaves the file behind, and every later ``load_inline`` of that source sleeps until the file
-goes: the next build of an honest candidate ran into its whole limit and was recorded as a
-``compile_error`` (seen on the CPU: the 8 s build limit, then a 120 s build that waited 120 s).
+goes: the next build of an honest candidate runs into its whole limit and is recorded as a
+``compile_error`` (a build killed at an 8 s limit leaves a lock on which the next build, limited to
+120 s, waits all 120 s).
 
 So the judge holds a claim on the folder (``flock`` on ``.kbench-claim``, shared) for as long as a
 process of its may take that lock: a build, or a worker of a compiled candidate. Before starting

@@ -2,9 +2,9 @@
 
 On one GPU a candidate's worker has every core the judge may use. On several, each GPU's workers
 would otherwise start their thread pools, draw their inputs and run their CPU work over the same
-cores: in a two-H200 pass (2026-11-27) the workers' start (drawing the input sets, starting torch's
-thread pools, a profiler session) took 20-30% longer with two GPUs judging than with one, while
-creating the CUDA context did not. So each GPU's fork server (and every worker forked from it:
+cores, and a worker's start (drawing the input sets, starting torch's thread pools, a profiler
+session; creating the CUDA context is not affected) takes 20-30% longer with two GPUs judging than
+with one. So each GPU's fork server (and every worker forked from it:
 :mod:`kbench_lib.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread
 pools are sized to the set) is given its own cores: the cores local to the GPU (its NUMA node,
 from sysfs) where the GPUs have different ones, and the judge's cores split evenly, in contiguous

@@ -4,8 +4,8 @@ Problems draw their inputs and weights from torch's global generators (``torch.m
 the CPU's and every GPU's), and the judge relies on a seed giving the same tensors in its process
 and in the candidate's worker. A batch runs one judging thread per GPU, and a local model may
 generate beside them, so every seeded draw in the judge's process holds :data:`SEEDED` from its
-seed to its last tensor. Without it, two judging threads preparing references at once drew other
-inputs than their workers (a ``judge_error``: "not reproducible"), seen on the CPU with two lanes.
+seed to its last tensor. Without it, two judging threads preparing references at once would draw
+other inputs than their workers (a ``judge_error``: "not reproducible").
 """
 from __future__ import annotations
 

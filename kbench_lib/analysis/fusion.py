@@ -49,9 +49,9 @@ def _short(op: str) -> str:
     return op.split("::", 1)[-1]
 
 
-# one matrix product, whichever ATen form runs it: Inductor unfuses a Linear's bias into its own epilogue
-# kernel and calls ``mm`` where the reference ran ``addmm`` (seen on an H200, 2026-11-26); that GEMM
-# was still left to the library
+# one matrix product, whichever ATen form runs it: Inductor can unfuse a Linear's bias into its own
+# epilogue kernel and call ``mm`` where the reference ran ``addmm``; that GEMM is still left to the
+# library
 GEMM_FORMS = frozenset({"aten::addmm", "aten::mm", "aten::matmul", "aten::linear", "aten::bmm", "aten::baddbmm",
                         "aten::_addmm_activation"})
 

@@ -2,9 +2,9 @@
 
 A batch over several GPUs used to judge them from threads of one process: that process then held
 a CUDA context on every GPU and ran its profiler sessions (the reference's profile, the eager
-baseline's device clock) on all of them. Three two-GPU passes died of a segmentation fault in a
-thread without Python while a profiler session stopped (two-GPU passes, 2026-11-27, the
-third with every session already on one thread of the process); no one-GPU pass ever did. Here each GPU's
+baseline's device clock) on all of them, and could die of a segmentation fault in a thread
+without Python while a profiler session stopped, even with every session on one thread of the
+process; a process with one GPU's context and sessions does not. Here each GPU's
 lane is a process that sees only its GPU (``CUDA_VISIBLE_DEVICES``; it judges on ``cuda:0`` and
 its verdicts are recorded under the batch's name for the GPU), as a one-GPU batch is: its CUDA
 context, profiler sessions, prepared references, fork server and Python interpreter are its own.
@@ -21,7 +21,7 @@ A lane process outlives its batch: it waits, with its CUDA context and fork serv
 batch of this process over its GPU (a notebook judging several models, a benchmark's passes), as
 the fork servers of lane threads do (:mod:`kbench_lib.server_pool`); :func:`start` starts them
 ahead and :func:`close_all` stops them. Its first act, before it imports torch, is to start its
-fork server's zygote: that warm-up (8-10 s on the H100s and H200s) is what its first worker waits
+fork server's zygote: that warm-up (8-10 s) is what its first worker waits
 for, and its own imports and CUDA context come up beside it.
 
 A lane process that dies (a signal, a lost socket) is replaced by a fresh one, which first judges

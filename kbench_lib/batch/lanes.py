@@ -14,8 +14,8 @@ A lane that runs dry takes a waiting sample from the lane that holds the most: t
 line of a problem the idle lane has prepared, while one stays waiting there; else the very last,
 while two stay (preparing a problem costs about one judgement); a lane keeps a problem's reference
 while another line holds samples of it that it could take. So no GPU idles at the end of a
-batch while another still has a queue: in a two-H200 pass (2026-11-27), before this, one GPU sat
-idle for the last 17 of 137 s.
+batch while another still has a queue (without this, one of two GPUs can sit idle for the last
+tenth of a batch).
 :meth:`JudgeLanes.close` lets every lane finish what it holds; :meth:`JudgeLanes.abort` drops it.
 """
 from __future__ import annotations
@@ -144,9 +144,8 @@ class JudgeLanes:
         nor could take one from another line (:meth:`_stealable`: any but the next in that line):
         once it has judged those it began, it may let their references go (and then
         :meth:`forget` them). A lane that let a problem go while another still held several of
-        its samples would find them too few to take at the end of the batch, and idle (a
-        two-H200 pass, 2026-11-27: one GPU idle for the last 6 s while the other judged two more samples
-        of a problem both had prepared)."""
+        its samples would find them too few to take at the end of the batch, and idle while the
+        other judged the rest of a problem both had prepared."""
         with self._cond:
             waiting = {a.problem.key for a in self._lanes[lane]}
             takeable = {a.problem.key for i, line in enumerate(self._lanes) if i != lane for a in list(line)[1:]}

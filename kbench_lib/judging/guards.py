@@ -238,15 +238,15 @@ def _untimed_device_work(verdict) -> str | None:
     Honest candidates stay at or under their timed median (the highest ratio of the summed clock,
     which counts overlaps twice, over 1,749 recorded CUDA verdicts and baselines was 2.5, cuDNN's
     multi-layer GRU); a call that leaves its kernel on an unjoined stream is timed at its launch,
-    tens of times less. On the H100 (2026-11-27) the gap check missed such a cheat (g11b: timed
-    0.0019 ms, its kernel about 0.07 ms), caught then only by the memoisation and roofline checks.
+    tens of times less. The gap check alone can miss such a cheat (the adversarial g11b: timed
+    0.0019 ms, its kernel about 0.07 ms), leaving it to the memoisation and roofline checks.
 
     The timed side is the lower of the reported median and ``stream_ms``, the calling stream's own
     start -> end with no correction for unjoined calls: a call the gap check counted as unjoined
     is reported to the device-wide sync (no gain to the cheat), but its stream still shows the
-    launch alone. On an H200 (2026-11-28) the gap check counted 389 of 393 timed calls of g11b
-    and none of its 100 re-check calls (the re-check's freshly measured floor over the side
-    kernel's 0.05 ms): the gap check depends on host wake-ups, this comparison does not."""
+    launch alone. The gap check depends on host wake-ups (a re-check whose freshly measured floor
+    exceeds the side kernel's time counts none of its calls, even where the timed run counted
+    nearly all); this comparison does not."""
     stats = getattr(verdict, "runtime_stats", None) or {}
     busy, timed = stats.get("device_union_ms"), verdict.runtime_ms
     stream = stats.get("stream_ms")

@@ -292,9 +292,9 @@ class PreparedProblem:
         """A host-bound baseline the store may not keep (``first`` was timed while the host ran
         slow), timed once more (the timing moves to a CPU at full speed: :func:`time_cuda`'s
         ``full_speed_ms``); of the two, the one timed on the faster host. Without this a batch that
-        met a slow spell left the baseline to every later batch to measure again: on 4x H200
-        (2026-11-28) 3 of the 12 host-bound level-3 baselines, 4-9 s each at a 1 s budget. Not
-        where the judge does not know its host's full speed yet."""
+        met a slow spell would leave the baseline to every later batch to measure again (a
+        host-bound level-3 baseline takes 4-9 s at a 1 s budget). Not where the judge does not know
+        its host's full speed yet."""
         if host_speed.learn_full_speed() is None:
             self.notes.append(f"reference store: {name} not timed again: the judge has not probed its host enough to know its full speed")
             return first
@@ -450,10 +450,9 @@ def _keepable(t: Timing) -> bool:
     host-bound (:func:`kbench_lib.measure.timing_summary.host_bound`); a host-bound one only where
     it was timed at the host's full speed (:func:`kbench_lib.measure.host_speed.at_full_speed`).
     A host-bound time also holds the host's speed at that moment, and a stored one carries that
-    moment into every later batch: on an H200 (2026-11-28) the stored baselines of ``40_ViT_Tiny``
-    (5.14 ms, device busy 3.81 ms) and ``11_MobileNetV1_Stack`` (2.05 ms, busy 1.46 ms) set the same
-    eager candidate, timed at 3.95 ms and 1.54 ms in both batches, at 1.30x and 1.33x in the second
-    batch too. At full speed that moment is the host's usual best, the same in every batch; any
+    moment into every later batch: a baseline stored from a slow spell makes the eager model itself,
+    judged as a candidate at the host's usual speed, read as a 1.3x speedup in every batch that reads
+    it. At full speed that moment is the host's usual best, the same in every batch; any
     other is measured again in the next batch, until one times it at full speed."""
     return not host_bound(t) or host_speed.at_full_speed(t.host_probe_ms)
 
@@ -483,8 +482,8 @@ def _check_size(problem: Problem, first: Case, n_checked: int) -> None:
     """Raises :class:`ProblemError` for a task whose expected outputs over its checked sets (the
     first set's size times their count; variants are never larger) take more than
     :data:`HOLD_SHARE` of this machine's memory: judged anyway, the judge's process and the
-    worker's result files would exhaust the host (a published task's 6 GiB output over ten input
-    sets took an H200 host's 125 GiB). Its candidates are recorded as ``judge_error`` with this
+    worker's result files would exhaust the host (a task's 6 GiB output over ten input sets can
+    take all of a 125 GiB host). Its candidates are recorded as ``judge_error`` with this
     message, and the batch goes on."""
     per_set = nbytes([first.expected, first.expected_input_grads, list(first.expected_param_grads.values())])
     need, limit = per_set * max(1, n_checked), int(HOLD_SHARE * host_memory())
@@ -519,9 +518,9 @@ class _ModelsBuilt:
     """The reference model of each (configuration, init seed) of one preparation, built once and
     handed to every case of it as built: its parameters and buffers restored before each (a
     module in training mode moves its buffers as it runs). Building a model means initialising
-    its parameters on the CPU and copying them to the device: a level-2 GEMM problem (a 2304 x
-    32000 projection) built its model anew for each of its cases and took 2-10 s to prepare on
-    two H100s (2026-11-27). A case's inputs are drawn from a fresh namespace of the problem, as
+    its parameters on the CPU and copying them to the device: built anew for each case, a level-2
+    GEMM problem's model (a 2304 x 32000 projection) takes 2-10 s to prepare. A case's inputs are
+    drawn from a fresh namespace of the problem, as
     the candidate's worker draws them.
 
     ``keep``, (configuration name, init seed), names the model handed on once the cases are done
@@ -583,8 +582,8 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot).
     ``cancel()``, asked before each case, gives the preparation up (:class:`PreparationCancelled`):
     a judging thread preparing ahead while its fork server starts stops once the server is ready,
-    rather than keep its first worker waiting (a level-2 GEMM problem's reference took 2-10 s to
-    prepare on two H100s, 2026-11-27)."""
+    rather than keep its first worker waiting (a large problem's reference can take seconds to
+    prepare)."""
     started = time.monotonic()
     base = seed if seed is not None else secrets.randbits(30)
     per_variant = VARIANT_TIMING_SETS if opts.timing and getattr(opts, "time_variants", False) else 0

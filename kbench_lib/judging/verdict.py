@@ -50,7 +50,7 @@ class JudgeOptions:
     timing_budget_s: float = 10.0
     target_rse: float = 0.005
     # CUDA: keep every timed call's time, host issue time and spin in runtime_stats["trace"] (a
-    # diagnostic of the timing itself; benchmarks/compile_first_round.py)
+    # diagnostic of the timing itself)
     timing_trace: bool = False
     # outputs through a device arena shared with the worker alone (device_arena.py), where the
     # driver allows; off: through files in /dev/shm (page-locked copies), as before

@@ -1,11 +1,10 @@
 """A device arena: GPU memory that the judge allocates for one candidate's outputs and shares with
 that candidate's worker alone, so that outputs never leave the GPU between the two processes.
 
-Why: on the 8192x8192 problems a worker's outputs (five checked cases and five timed samples,
-256 MB each) went device -> a page-locked /dev/shm file -> the judge's GPU: writing the samples
-took 0.45 s, reading and comparing the cases 0.34 s, re-checking the samples 0.32 s of a 3.1 s
-judgement (measured on the H100, 2026-11-27). A device-to-device copy of the same 1.3 GB
-takes about a millisecond.
+Why: through files, a worker's outputs go device -> a page-locked /dev/shm file -> the judge's
+GPU. On the 8192x8192 problems (five checked cases and five timed samples, 256 MB each) writing the
+samples takes about 0.45 s, reading and comparing the cases 0.34 s and re-checking the samples
+0.32 s of a 3.1 s judgement. A device-to-device copy of the same 1.3 GB takes about a millisecond.
 
 How: the judge creates the memory with CUDA's virtual memory management API (``cuMemCreate``,
 exportable as a POSIX file descriptor), zeroes it and maps it into its own address space. The

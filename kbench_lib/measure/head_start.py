@@ -2,7 +2,7 @@
 fixed time, launched just before the timed call's start event.
 
 Why: from an idle GPU the start event runs at once, while the call's first kernel arrives only
-after the host has gone through Python, the dispatcher and the launch (10-20 us on the H100 here).
+after the host has gone through Python, the dispatcher and the launch (typically 10-20 us).
 That host path was inside every end-to-end time: +670% for a 3 us kernel, +9% at 174 us. With a
 head start of ``HEAD_START_US`` the host issues the call while the GPU is still busy, as in a
 program that keeps its GPU fed; host time beyond the head start still shows as gaps.
@@ -105,8 +105,8 @@ def for_device(device) -> HeadStart:
 # the clock: copies on another stream run beside them on the copy engines, so host computation on
 # the copied inputs could answer a call unseen. A spin bounds that window at its length (640 us at
 # most); the cap bounds the gate's, for the first call on each set only. 2 ms covers the slowest honest
-# first call measured (a torch.compile candidate: host issue up to 1,150 us on the H100, 2026-11-27;
-# 410-812 us in a later H100 run the same day), and a call issued later than it is counted late, as behind a spin.
+# first calls (a torch.compile candidate's host issue can take up to about 1,150 us), and a call issued
+# later than it is counted late, as behind a spin.
 GATE_CAP_US = 2_000.0
 
 GATE_PTX = r"""

@@ -1,22 +1,19 @@
 """The host's speed while a run is timed: a fixed piece of pure Python work, timed between trials.
 
 A host-bound call (:func:`kbench_lib.measure.timing_summary.host_bound`) spends its end-to-end
-time issuing work from the CPU, so its time follows how fast the host runs at that moment. On the
-H200 virtual machines kbench is measured on, that speed is not steady: a pure-Python loop of 200,000
-additions took 7.3 ms in some seconds and 15.8 ms in others, in one process with nothing else
-running, pinned to one core or not; the host issue time of a level-3 LSTMP call moved with it
-(11.7 against 16.8 ms), while its device-busy time stayed at 9.1 ms (2026-11-28). Two timings of
-the same work taken in different host states differ by that much, and no clock on the GPU can
-tell why. Each virtual CPU flips on its own: pinned to one CPU with nothing else of kbench's
-running, the probe ran at full speed 61% of 2 s on one, 3% on another, never on a third, and
-keeping any one other CPU busy did not make the first consistently slower (its median 1.16-1.82 ms
-against 1.40 ms alone; an H200 machine of 16 virtual CPUs, 2026-11-28,
-``benchmarks/host_cpus.py``): no one other CPU's load explains it.
+time issuing work from the CPU, so its time follows how fast the host runs at that moment. On a
+virtual machine that speed is not steady: a pure-Python loop can take twice as long in some seconds
+as in others, in one process with nothing else running, pinned to one core or not, and a host-bound
+call's end-to-end time moves with it while its device-busy time stays put. Two timings of the same
+work taken in different host states differ by that much, and no clock on the GPU can tell why.
+Each virtual CPU flips between its speeds on its own, and no one other CPU's load explains it
+(``benchmarks/host_cpus.py``; results/README.md, "The host's speed").
 
 :class:`HostProbes` times :func:`probe_ms` (a loop of :data:`PROBE_LOOPS` additions, 1-3 ms)
 after a timed call, outside its window, at most once every :data:`PROBE_EVERY_S` seconds, and never
 inside the first round of calls (the first call on each input set), which the memoisation check
-reads: with probes there, the first round of a 7 us call read 42 us on an H200 (2026-11-28). The
+reads: probes there slow the first calls (a 7 us call's first round can read 42 us), a false
+memoisation flag. The
 median of the reported run's samples is the timing's ``host_probe_ms``. The baseline's and the candidate's
 probes come from the same code, so the ratio of the two says whether they were timed at the same
 host speed. A verdict's trust never depends on it. It decides where a timing whose calls hold much
@@ -42,7 +39,7 @@ _log = math.log
 _getaffinity = getattr(os, "sched_getaffinity", None)
 _setaffinity = getattr(os, "sched_setaffinity", None)
 
-PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms on an H200 host at its full speed, 3 ms at its slow one
+PROBE_LOOPS = 40_000  # additions per probe: about 1.5 ms at a server CPU's full speed, twice that in a slow spell
 PROBE_EVERY_S = 0.1  # at most one probe per this many seconds of timed calls (1-2 % of the time spent)
 FULL_SPEED = 1.25  # a timing whose probes' median is within this factor of the fastest probe seen ran at the host's full speed
 SEEN_ENOUGH = 30  # ... once this process has taken at least this many probes (its fastest says little before)
@@ -128,8 +125,8 @@ def drift_follows_host(first_ms: float, second_ms: float, probes_first: list[flo
     way, by at least as much (up to :data:`DRIFT_SLACK`). A call's time holds the host's issue time
     and the device's; when the host slows by a factor, a call slows by at most that factor. Such a
     run is not measured again (:func:`kbench_lib.measure.timing._runs`): the host's slow spells last
-    seconds, outlast the runs measured again, and on 4x H200 (2026-11-28) re-measuring them moved no
-    verdict into the control's band."""
+    seconds and outlast the runs measured again, so measuring again costs time without bringing
+    such a verdict closer to the truth."""
     if min(len(probes_first), len(probes_second)) < HALF_PROBES or min(first_ms, second_ms) <= 0:
         return False
     pa, pb = _median(probes_first), _median(probes_second)
@@ -167,11 +164,11 @@ def learn_full_speed() -> float | None:
     :data:`CALIBRATION_ROUNDS` each, :data:`SEEN_ENOUGH` in all), the thread back on its CPUs
     after. Each virtual CPU of these machines flips between its full speed and about half of it on
     its own, so at any moment some CPU runs at full speed; probes all taken on one CPU in one of its
-    slow spells would pass that spell off as the host's full speed. A batch judging on three H200s
-    whose baselines all came from the reference store took one probe per job only, fewer than
-    :data:`SEEN_ENOUGH` in each GPU's judging process, so no worker knew its host's full speed and
-    none moved to a CPU at it (2026-11-28: the candidates' probes 2.4 ms against the stored
-    baselines' 1.3 ms). Where threads cannot be pinned, the probes are taken where it runs."""
+    slow spells would pass that spell off as the host's full speed. A judging process whose
+    baselines all come from the reference store takes one probe per job only, fewer than
+    :data:`SEEN_ENOUGH`; without this its workers would never know the host's full speed, never
+    move to a CPU at it, and be timed on a slower host than the stored baselines they are compared
+    with. Where threads cannot be pinned, the probes are taken where it runs."""
     if _SEEN["n"] < SEEN_ENOUGH:
         before = _thread_cpus()
         cpus = sorted(before or ())
@@ -200,11 +197,11 @@ def to_a_fast_cpu(fastest_ms: float | None = None, max_s: float | None = None,
     probed). Where threads cannot be pinned it probes where it runs. The caller gives the thread
     its CPUs back (:func:`back_to`) when its timed calls are over.
 
-    On these virtual machines each virtual CPU's speed flips on its own: probing one CPU at a time
-    with nothing else of kbench's running (an H200 machine, 2026-11-28), one ran at its full speed
-    61% of 2 s, another 3%, a third never; at the same second one GPU's worker probed at
-    1.3 ms and another's at 2.4 ms. Waiting on its own CPU instead (up to 3 s) left the level-3
-    eager control on 4x H200 at 88% and 84% within its band (the store empty, then reused)."""
+    On a virtual machine each virtual CPU's speed flips on its own: one CPU may run at full speed
+    most of the time and another almost never, and at the same moment two workers on two CPUs can
+    probe nearly 2x apart. So the thread moves to a CPU that is fast now: waiting on its own CPU
+    for it to speed up can wait in vain, and kept fewer of the eager control's timings within its
+    band (results/README.md)."""
     if fastest_ms is None and _SEEN["n"] < SEEN_ENOUGH:
         return None, None, None
     max_s = WAIT_S if max_s is None else max_s

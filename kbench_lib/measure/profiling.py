@@ -134,7 +134,7 @@ def _quiet_stderr():
 PROFILER = threading.RLock()
 
 SESSION_THREAD = "kbench-profiler"
-SESSIONS_ON_ONE_THREAD = True  # benchmarks/profiler_threads.py turns it off to compare
+SESSIONS_ON_ONE_THREAD = True  # False: each thread makes its own sessions (only to compare the two)
 _sessions: ThreadPoolExecutor | None = None
 _sessions_made = threading.Lock()
 
@@ -145,10 +145,9 @@ def on_session_thread(fn):
     through here, so that one thread of the judge's process makes them all, however many judging
     threads it has. Sessions started from several threads of one process are what Kineto's own
     tracker reports crashing (pytorch/pytorch#64795: a segmentation fault in its trace processing;
-    its client is bound to the thread that starts it); two two-GPU batches of this judge died of a
-    segmentation fault (two-GPU passes, 2026-11-27), the second inside a session's stop on one judging
-    thread, after the other had made sessions of its own. A third (two H100s, 2026-11-27) died the
-    same way with every session on this thread: a batch over several GPUs now judges each in a
+    its client is bound to the thread that starts it): a judging process with several judging
+    threads can die of one inside a session's stop. One session thread does not rule that out in a
+    process holding sessions on several GPUs, so a batch over several GPUs also judges each in a
     process of its own (:mod:`kbench_lib.lane_process`). ``fn`` runs with the caller's CUDA device
     current, its grad mode, and on its cores (a judging thread keeps to its GPU's cores). A worker
     (one thread, one session at a time) calls its profiler directly."""

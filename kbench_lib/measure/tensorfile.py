@@ -11,13 +11,13 @@ Page-locked copies: where a file carries CUDA tensors, the writer registers the 
 CUDA driver (``cuMemHostRegister``) for the duration of the copies, so the copy engine moves the bytes
 by DMA straight from the device into the file's pages; a reader that wants the tensors on a GPU
 registers its read-only mapping the same way. A pageable copy goes through the driver's
-staging buffer at a fraction of the speed: on the H100 here, moving 1.3 GB of outputs took the worker
-about 1.3 s (``benchmarks/judge_speed.py --suite 8192``). Registration that fails (no driver support,
+staging buffer at a fraction of the speed: moving 1.3 GB of outputs that way takes a worker about
+1.3 s (``benchmarks/judge_speed.py --suite 8192``). Registration that fails (no driver support,
 a limit) falls back to the pageable copy, which is correct, only slower.
 
 Fresh pages: what registration then costs is the kernel allocating and zeroing a RAM-backed file's
-pages (about 0.7 s for 1.3 GB on the GPU machine; the DMA copy itself 0.025 s,
-``benchmarks/transfer_probe.py``). :func:`preallocate` lets the judge allocate a file's pages
+pages (about 0.7 s for 1.3 GB, against about 0.025 s for the DMA copy itself). :func:`preallocate`
+lets the judge allocate a file's pages
 beforehand, on its own CPU time, while the worker starts; :func:`write` then fills the pages that are
 already there (it never truncates to zero first). Each candidate gets fresh files of its own: no page
 is ever shared between two candidates.
@@ -76,7 +76,7 @@ def _driver():
     """The driver API's host registration (libcuda, loaded by the process's CUDA context already).
     The driver API, not the runtime's: a runtime call that fails leaves its error behind as the
     runtime's last error, which the candidate's next CUDA call would then report as its own
-    failure (on the H100, a registration refused for a file on disk failed the next test)."""
+    failure (a registration refused for a file on disk, say)."""
     if not _DRIVER:
         try:
             lib = ctypes.CDLL("libcuda.so.1")

@@ -10,32 +10,29 @@ device-wide sync instead and reported.
 
 Head start (``head_start.py``): after the sync and before the start event, a kernel that fills
 every SM spins, so the call is issued while the GPU is still busy, as in a program that keeps its
-GPU fed. Without it the end-to-end time of every call included the host's path to its first kernel
-(10-20 us on the H100 here). No work of the call can run beside the spin, on any stream. How long
+GPU fed. Without it the end-to-end time of every call would include the host's path to its first
+kernel (typically 10-20 us). No work of the call can run beside the spin, on any stream. How long
 it spins is taken from a ladder (``HEAD_START_LADDER`` times ``HEAD_START_US``) after the warm-up:
 the shortest step at least ``ISSUE_MARGIN`` times the host's issue time (spin launch to the call's
-return; 90th percentile of the settled warm-up calls). The first call on each input set, whose host
-path follows the set's draw with cold caches, is issued behind a *gate* instead (``head_start.Gate``):
-the same device-filling kernel, held until the host has issued the whole call (at most
-``head_start.GATE_CAP_US``), so no spin length is guessed for it (``FIRST_CALL_STEPS`` steps longer
-than the others' spin where the driver cannot load a gate). A fixed
-40 us was too short on an H200 machine (2026-11-26): a Triton launch took 50-75 us
-of host time there, every call's end-to-end time held the rest, and the first calls after a draw,
-slower still, read as an honest kernel being fast only on seen data (false memoisation flags).
-``Timing.first_round_late`` counts the first calls on a set issued later than their spin. On the
-H100 (2026-11-27) an honest torch.compile candidate issued settled calls in 150-330 us and first
-calls on a set in 270-1,150 us: in 1 of 18 judgements all five first calls were late (first round
-0.070 ms against 0.028 ms repeats; in another run that day, 0.378 ms: a false memoisation flag). Longer spins
-for first calls were tried and not kept: with every first call at 2,560 us, 12 of 60 first calls
-read over 1.5x the median without being late, against 6 of 90 at the spins chosen here; where a
-trace recorded it, such calls had been timed to the device-wide sync (measured on the H100, 2026-11-27).
-In a later run on two H100s (2026-11-27) the same candidate's five first calls were all late again behind the longer spin
-(0.395 ms against 0.029 ms repeats: a false flag in the GPU tests); hence the gate (added 2026-11-27).
-Behind the gate the judge's own host can still come late: a first call whose event after the
+return; 90th percentile of the settled warm-up calls). The spin is chosen, not fixed, because host
+issue times differ widely: a Triton launch can take 50-75 us of host time, so a fixed 40 us would
+leave the rest inside every call's end-to-end time.
+
+The first call on each input set, whose host path follows the set's draw with cold caches, is issued
+behind a *gate* instead (``head_start.Gate``): the same device-filling kernel, held until the host
+has issued the whole call (at most ``head_start.GATE_CAP_US``), so no spin length is guessed for it
+(``FIRST_CALL_STEPS`` steps longer than the others' spin where the driver cannot load a gate). First
+calls vary far more than settled ones (an honest torch.compile candidate can issue settled calls in
+150-330 us and first calls in up to 1,150 us); a first call that outruns its spin carries host time
+that its repeats do not, and an honest kernel then reads as fast only on data it has seen (a false
+memoisation flag). A longer fixed spin for first calls does not cure this: a first call can still
+outrun it, and more first calls read long without being late (timed to the device-wide sync).
+``Timing.first_round_late`` counts the first calls on a set issued later than their spin.
+Behind the gate the judge's own host can still wake late: a first call whose event after the
 device-wide sync is late is judged again against an idle gap taken right after it
 (:meth:`_FlushedCalls.first_gap_rechecked`), and the memoisation check reads the fastest first call
-(``Timing.first_round_fastest_ms``): on a loaded 4x H200 host (2026-11-28) late wake-ups slowed a
-third of an honest call's first calls (benchmarks/first_round_wakeups.py).
+(``Timing.first_round_fastest_ms``): on a loaded host, late wake-ups can slow a third of an honest
+call's first calls, while a memoiser is slow on every one (benchmarks/first_round_wakeups.py).
 ``Timing.head_start_us`` says which step was used (0: none, e.g. no driver support) and
 ``Timing.late_issues`` how many timed calls still took longer to issue than their spin (host time
 inside their time). The garbage collector is off during the timed trials (as ``timeit`` does): a
@@ -569,7 +566,7 @@ def time_cuda(
     ``on_trials()`` is called once the warm-up is over, before the first timed call.
     ``trace`` keeps the timed calls (every run, the first ``TRACE_MAX``) as ``[ms, host issue us,
     spin us, first call on its set, 1 if timed to the device-wide sync (unjoined)]`` in
-    ``result.trace`` (a diagnostic: benchmarks/compile_first_round.py). ``one_thread``: the device
+    ``result.trace`` (a diagnostic of the timing itself). ``one_thread``: the device
     clock's profiler session on the process's profiler thread (:func:`.device_clock.device_busy_ms`).
     ``full_speed_ms``: the host-speed probe's time at the host's full speed (the judge's fastest,
     :func:`.host_speed.learn_full_speed`); where given and the calls hold host time
@@ -639,10 +636,9 @@ def _again_on_a_fast_cpu(calls: _FlushedCalls, run, first: Timing, full_speed_ms
     slow everywhere, and would wait as long again). Returns (that run with ``host_retried`` 1, the
     search's seconds added to ``host_wait`` and whether it found one), or (None, ``host_wait``
     so updated) where no CPU ran at full speed within :data:`.host_speed.WAIT_S`: ``first``
-    stands. The baseline and the candidate alike: on 4x H200
-    (2026-11-28, four passes at ``657404a`` and ``3aa9173``) 11 of the 18 level-3 eager candidates
-    outside the control's band had been timed on a host 1.32-1.78x slower than their baseline's
-    (probe medians), 7 of them after moving to a CPU found at full speed."""
+    stands. The baseline and the candidate alike. A CPU found at full speed can slow again during
+    the run, and a host-bound call's time follows it: without this, the two sides of a speedup can
+    be timed at host speeds up to 1.8x apart (the eager control in results/README.md)."""
     calls.release()
     searched, reached = calls.move_to_a_fast_cpu(full_speed_ms)
     host_wait = (round((host_wait[0] or 0.0) + (searched or 0.0), 3), reached)

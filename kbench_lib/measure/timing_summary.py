@@ -112,9 +112,9 @@ def median_rse(samples_ms: list[float]) -> float:
 def host_bound(t: Timing) -> bool:
     """Whether some stream was busy for less than :data:`HOST_SHARE` of the timed median: the rest
     of the end-to-end time is the host's (Python, launches one by one, host syncs), and follows how
-    fast the host ran at the moment it was timed. On an H200 alone (2026-11-28) the end-to-end time of
-    one LSTMP call moved between 11 and 20 ms from one second to the next in one process while its
-    device-busy time stayed at 9.1-9.2 ms. False where no device clock was read."""
+    fast the host ran at the moment it was timed: a level-3 LSTMP call's end-to-end time can move
+    between 11 and 20 ms from one second to the next while its device-busy time stays at 9.1 ms
+    (:mod:`.host_speed`). False where no device clock was read."""
     return _host_bound(t.median_ms, t.device_union_ms)
 
 

@@ -34,9 +34,9 @@ RECHECK_S = 2.0
 class GapFloor:
     """The idle gaps behind one head start: ``median_ms`` is taken off a call counted as unjoined
     (its time runs to the device-wide sync), ``high_ms`` (the ``UNJOINED_QUANTILE``) is what its
-    gap must exceed, with a margin, to count. On the H100 (2026-11-26) a legitimate single-stream
-    row sum had 128 of 422 calls counted as unjoined against the median: the host wakes from the
-    sync later on a fair share of calls, and a median floor calls each of those unjoined."""
+    gap must exceed, with a margin, to count. The threshold is a high quantile, not the median: the
+    host wakes from the sync late on a fair share of calls, and a median floor would count each of
+    those unjoined (about 30% of a legitimate single-stream row sum's calls)."""
     median_ms: float
     high_ms: float
 
@@ -45,10 +45,9 @@ def gap_floor(device: torch.device, trials: int = 50, spin: HeadStart | Gate | N
     """The gaps between an event recorded at the end of a call and one recorded after a
     device-wide sync, when nothing else is running: the floor that unjoined work is judged over.
     With ``spin``, each event follows that head start, so the host waits as long in the sync as it
-    does behind a timed call. Our reading of why this matters, not measured apart: after a longer
-    wait the host wakes later, and on an H200 machine here (2026-11-26) a legitimate CUDA kernel
-    behind a 320 us head start had 188 of 714 calls counted as unjoined against a floor measured
-    after no wait."""
+    does behind a timed call. Why this matters (our reading, not measured apart): after a longer
+    wait the host wakes later, and against a floor measured after no wait a legitimate CUDA kernel
+    behind a 320 us head start can have about a quarter of its calls counted as unjoined."""
     gaps = sorted(_idle_gaps(device, trials, spin))
     return GapFloor(statistics.median(gaps), _q(gaps, UNJOINED_QUANTILE))
 
@@ -79,9 +78,9 @@ def unjoined_suspected(unjoined: int, calls: int) -> bool:
 
 
 def unjoined_confirmed(t: Timing) -> bool:
-    """The timed run and its re-check both had too many unjoined calls. On the H100 (2026-11-26) one
-    of four judgements of one legitimate single-stream Triton kernel (0.255 ms) counted 152 of 484
-    calls as unjoined, the other three none: a burst of late host wake-ups. A candidate that leaves
+    """The timed run and its re-check both had too many unjoined calls. One run is not enough: a
+    burst of late host wake-ups can count a third of a legitimate single-stream kernel's calls as
+    unjoined in one judgement and none in the next. A candidate that leaves
     work running does so in the re-check too; one that leaves it only in the timed run has those
     calls timed to the device-wide sync (no gain), and one that leaves it only in the re-check gains
     nothing there (its times are not used)."""

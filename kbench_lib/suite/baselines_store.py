@@ -4,9 +4,9 @@
 Rows have at least ``problem`` (``level/stem``), ``mode`` (``eager``, ``compile``, ``cudagraph``),
 ``precision`` and ``runtime_ms``. The judge looks up the ``compile`` time here, for the device it
 runs on, rather than compiling every problem again. A lookup reads the one file its row is written
-to: reading the whole folder (798 files for the H100) took 3.7 s on this project's CPU machine, and
-on the H100 machine it was the first judgement's slowest step in every judging process (about
-6 s, recorded as the ``compile`` measurement, 2026-11-27). :func:`load` reads them all, for analyses.
+to: reading the whole folder (about 800 files for one device) takes 4-6 s, which every judging
+process would pay in its first judgement (inside its ``compile`` measurement). :func:`load` reads
+them all, for analyses.
 """
 from __future__ import annotations
 

@@ -36,11 +36,11 @@ DEVICES = {
 }
 
 
-# Ceilings measured on the GPU machine here with Nsight Compute (gpu__time_duration, clocks not
-# locked), from benchmarks/timing_fidelity.py on 2026-11-21 (results/benchmarks/nvidia-h100-80gb-hbm3/
-# timing_fidelity-2026-11-21/): fp32 GEMM with TF32 off, 8192^3 in 21.29 ms (51.6 TFLOP/s); an fp32
-# elementwise op over 256M elements, 2.15 GB read plus written in 705.6 us (3.04 TB/s). A bf16
-# ceiling has not been measured by kbench, so the datasheet value stays.
+# Ceilings measured with Nsight Compute (gpu__time_duration, clocks not locked) by
+# benchmarks/timing_fidelity.py (results/README.md, "Timing fidelity against Nsight Compute"): fp32
+# GEMM with TF32 off, 8192^3 in 21.29 ms (51.6 TFLOP/s); an fp32 elementwise op over 256M elements,
+# 2.15 GB read plus written in 705.6 us (3.04 TB/s). A bf16 ceiling has not been measured by
+# kbench, so the datasheet value stays.
 MEASURED = {
     "NVIDIA H100 80GB HBM3": {"fp32_tflops": 51.6, "bandwidth_tbs": 3.04},
 }

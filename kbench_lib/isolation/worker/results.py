@@ -80,11 +80,10 @@ def _snapshot(outs):
     Why not copy to the CPU at once: a synchronous device-to-host copy leaves the GPU's SMs idle
     (about 50 ms for a 64 MB output), and the next timed call runs slow, as after any idle spell
     (the settle warm-up exists for the same reason; we did not record clocks to show why). Every
-    first call on a set is sampled, so the first round paid this most of all. Measured on the H100
-    (benchmarks/first_round.py): after such copies an honest Triton kernel's first round took
-    0.22 ms against a 0.063-0.078 ms median (a false memoisation flag), eager PyTorch's 0.22 ms
-    against 0.16 ms. Sleeping as long as the copy did had the same effect, turning the garbage
-    collector off did not; with device clones the first round matched the median within 1%.
+    first call on a set is sampled, so the first round pays this most of all: after such copies an
+    honest Triton kernel's first round can read about three times its median (a false memoisation
+    flag). Sleeping as long as the copy does has the same effect, turning the garbage collector off
+    does not; with device clones the first round matches the median within 1%.
 
     A clone stays in device memory, where the candidate could in principle reach it. Changing it
     later would take work running after the call returns: a host thread or unjoined stream work,

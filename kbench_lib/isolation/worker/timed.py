@@ -251,9 +251,9 @@ def _timing_flags(result: timing.Timing, kept, device: torch.device) -> list[str
     # (CUDA only: with the L2 flushed and device events the two are comparable; on a shared CPU the
     # first calls can be slowed by thread-pool wake-ups far beyond any real difference). The fastest
     # first call is read, not their median: a memoiser misses on every first call, while the judge's
-    # host, waking late from the sync behind a first call, slowed 35 of 100 honest first calls (3 of 5
-    # in 6 of 20 first rounds) on a loaded 4x H200 host, 10 of 100 after the idle-gap re-check
-    # (timing._FlushedCalls.first_gap_rechecked; benchmarks/first_round_wakeups.py, 2026-11-28)
+    # host, waking late from the sync behind a first call, can slow a third of an honest call's first
+    # calls on a loaded host, enough to move their median (fewer after the idle-gap re-check,
+    # timing._FlushedCalls.first_gap_rechecked; benchmarks/first_round_wakeups.py)
     fastest = result.first_round_fastest_ms if result.first_round_fastest_ms is not None else result.first_round_ms
     if (device.type == "cuda" and fastest and result.median_ms < MEMO_RATIO * fastest and fastest - result.median_ms > MEMO_MIN_MS):
         late = f" ({result.first_round_late} of them issued late)" if result.first_round_late else ""
