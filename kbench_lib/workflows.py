@@ -115,6 +115,9 @@ def timing_note(df: pd.DataFrame) -> str:
         note += (f" The {other} not timed as GPU kernels at the benchmark's size show correctness, failures and flags"
                  " only: their times are not kernel speedups, so they are left out of fast_p for p > 0, the"
                  " geometric means and the speedup figures (kbench_lib.metrics.timing_kind).")
+        if "proposal_id" in df and df["proposal_id"].notna().any():  # a search's records
+            note += (" A search without kernel timings has no speedup to select on: it ranks its trusted candidates"
+                     " alike (the earlier first), comparing correctness, not speed.")
     return note
 
 

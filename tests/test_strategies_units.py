@@ -431,3 +431,18 @@ def test_a_launch_record_sees_kernels_grids_constexprs_and_aten_calls():
 
     touches_gpu = source.replace("def forward(self, x):", "def forward(self, x):\n        torch.cuda.current_stream()")
     assert launch_record(problem, touches_gpu) is None and not torch.cuda.is_initialized()
+
+
+def test_a_search_on_the_cpu_says_it_compares_correctness_not_speed():
+    import pandas as pd
+
+    from kbench_lib import workflows
+    from kbench_lib.strategies.workflow import improvements
+
+    rows = pd.DataFrame({"model": "tune", "strategy": "evolve", "problem": "level1/p", "proposal": [0, 1], "proposal_id": ["a", "b"],
+                         "device": "cpu", "small": True, "backend": "triton", "correct": True, "flags": [[], []],
+                         "runtime_ms": [2.0, 1.0], "speedup_eager": [None, None], "knobs": [None, None]})
+    note = workflows.timing_note(rows)
+    assert "interpreter" in note and "comparing correctness, not speed" in note
+    assert improvements(rows)["gain"].isna().all()  # two interpreter times are no gain
+    assert "comparing correctness" not in workflows.timing_note(rows.drop(columns="proposal_id"))  # a plain batch is no search
