@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kbench_lib.generation.runs import select  # noqa: E402
-from kbench_lib.judge import JudgeOptions, judge, prepare_problem  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
 from kbench_lib.records import RecordWriter, read_records, row_from_verdict, save_records  # noqa: E402
 from kbench_lib.search_metrics import verifier_confusion  # noqa: E402

@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 python3 - <<'PY'
 import torch, triton, shutil, subprocess
 print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, torch.cuda.get_device_name())
-from kbench_lib.sandbox import isolation_prefix
+from kbench_lib.isolation.sandbox import isolation_prefix
 print("isolation prefix:", isolation_prefix(cuda=True))
 PY
 what=${1:-all}

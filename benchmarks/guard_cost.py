@@ -23,8 +23,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from judge_speed import candidates  # noqa: E402  (the same fixture candidates)
 
 from kbench_lib.candidates import load_candidate  # noqa: E402
-from kbench_lib.judge import JudgeOptions, judge  # noqa: E402
-from kbench_lib.problems import find_problem, load_problem  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions, judge  # noqa: E402
+from kbench_lib.suite.problems import find_problem, load_problem  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
 # real solutions beside the fixture: a reduction (CUDA), a fused GEMM epilogue (Triton)

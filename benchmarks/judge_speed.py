@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from kbench_lib.candidates import Candidate, load_candidate  # noqa: E402
-from kbench_lib.judge import JudgeOptions, judge, prepare_problem  # noqa: E402
-from kbench_lib.problems import load_problem  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem  # noqa: E402
+from kbench_lib.suite.problems import load_problem  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
 BENCH_FIX = REPO / "benchmarks" / "fixtures"

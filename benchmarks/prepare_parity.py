@@ -1,5 +1,5 @@
 """Does preparing a reference with each configuration's model built once give exactly what building
-it anew for every case gave? (kbench_lib.prepared._ModelsBuilt, added 2026-11-27.)
+it anew for every case gave? (kbench_lib.judging.prepared._ModelsBuilt, added 2026-11-27.)
 
 For each problem of the suite, its reference side is prepared twice with the same seeds: as the
 judge does (one model per configuration and init seed, its parameters and buffers restored before
@@ -24,9 +24,9 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from kbench_lib import prepared as prepared_module  # noqa: E402
-from kbench_lib.judge import JudgeOptions  # noqa: E402
-from kbench_lib.problems import discover  # noqa: E402
+from kbench_lib.judging import prepared as prepared_module  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
+from kbench_lib.suite.problems import discover  # noqa: E402
 
 
 def _fresh(self, config, init_seed):

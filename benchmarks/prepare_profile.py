@@ -35,7 +35,7 @@ def main() -> None:
 
     import torch
 
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.judging.prepared import prepare
     from kbench_lib.suite.problems import load_problem
 

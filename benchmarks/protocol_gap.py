@@ -38,9 +38,10 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kbench_lib import metrics, plots, protocols, runner, workflows  # noqa: E402
-from kbench_lib.judge import JudgeOptions  # noqa: E402
-from kbench_lib.problems import load_problem  # noqa: E402
+from kbench_lib import metrics, plots, protocols, workflows  # noqa: E402
+from kbench_lib.batch import runner  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
+from kbench_lib.suite.problems import load_problem  # noqa: E402
 from kbench_lib.provenance import device_slug, slug  # noqa: E402
 from kbench_lib.records import read_records  # noqa: E402
 

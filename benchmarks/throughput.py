@@ -47,17 +47,18 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "adversarial"))
 
-from kbench_lib import runner, server_pool  # noqa: E402
+from kbench_lib.batch import runner  # noqa: E402
+from kbench_lib.isolation import server_pool  # noqa: E402
 from kbench_lib.candidates import load_candidate  # noqa: E402
 from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
-from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.generation.runs import select  # noqa: E402
 from kbench_lib.measure.timing_summary import _host_bound  # noqa: E402
 from kbench_lib.measure.host_speed import speed_ratio  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
 from kbench_lib.lane_process import lane_pids  # noqa: E402
 from kbench_lib.models import SOLUTIONS  # noqa: E402
-from kbench_lib.problems import discover, load_problem  # noqa: E402
+from kbench_lib.suite.problems import discover, load_problem  # noqa: E402
 from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
 from kbench_lib.records import read_records, save_records  # noqa: E402
 
@@ -274,7 +275,7 @@ def _load_runtime(device: str) -> None:
 def _input_sets(problems, device: str) -> dict[str, float]:
     """MB of each problem's input set as the judge draws it on ``device`` (full size on a GPU, SMALL
     on the CPU), sized on the meta device; a problem that cannot be sized there is left out."""
-    from kbench_lib.roofline import input_set_bytes
+    from kbench_lib.suite.roofline import input_set_bytes
 
     sizes = {}
     for p in problems:

@@ -33,8 +33,8 @@ from tqdm import tqdm
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kbench_lib import ncu  # noqa: E402
-from kbench_lib.timing import time_cuda  # noqa: E402
+from kbench_lib.measure import ncu  # noqa: E402
+from kbench_lib.measure.timing import time_cuda  # noqa: E402
 
 RANGE = "kbench_fid"
 MARKER = "spin_kernel"  # the kernel torch.cuda._sleep launches
@@ -173,7 +173,7 @@ def run_ncu(names: list[str], args) -> tuple[dict[str, dict], str | None, str | 
 # ---------------------------------------------------------------------------------------- clocks
 def graph_replay(fn, sets):
     """The call captured in CUDA graphs (one per input set), replayed: the baselines' cudagraph mode."""
-    from kbench_lib.baselines import _graphed
+    from kbench_lib.judging.baselines import _graphed
 
     class Call(torch.nn.Module):
         def forward(self, *inputs):

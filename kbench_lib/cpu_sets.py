@@ -5,11 +5,11 @@ would otherwise start their thread pools, draw their inputs and run their CPU wo
 cores, and a worker's start (drawing the input sets, starting torch's thread pools, a profiler
 session; creating the CUDA context is not affected) takes 20-30% longer with two GPUs judging than
 with one. So each GPU's fork server (and every worker forked from it:
-:mod:`kbench_lib.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread
+:mod:`kbench_lib.isolation.forkserver` applies ``KBENCH_CPUS`` before it imports torch, so torch's thread
 pools are sized to the set) is given its own cores: the cores local to the GPU (its NUMA node,
 from sysfs) where the GPUs have different ones, and the judge's cores split evenly, in contiguous
 runs, among GPUs that share theirs. Each GPU's judging thread keeps to its GPU's set as well
-(:func:`kbench_lib.server_pool.pin_thread`), so the judge's own work for one GPU never lands on
+(:func:`kbench_lib.isolation.server_pool.pin_thread`), so the judge's own work for one GPU never lands on
 the cores where another GPU's candidate is timed. No set is given (nothing is pinned) on one GPU, off Linux, or
 where a share would be under ``MIN_CORES``.
 """
@@ -116,7 +116,7 @@ def apply_from_env() -> None:
 
 
 def pin_process(cpulist: str | None) -> None:
-    """In a fork server forked with torch already imported (:func:`kbench_lib.forkserver.zygote`):
+    """In a fork server forked with torch already imported (:func:`kbench_lib.isolation.forkserver.zygote`):
     keeps it (and every worker it forks) on ``cpulist``, those it may use at all, and sizes torch's
     thread pool to them, as :func:`apply_from_env` before the import does. None: as it is."""
     cpus = keep_to(cpulist) if cpulist else None

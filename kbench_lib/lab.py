@@ -8,7 +8,7 @@
         ...
 
 The cell below the magic's line is the candidate. It is judged as every other candidate is
-(:func:`kbench_lib.judge.judge`: built and run in an isolated worker process, never in the
+(:func:`kbench_lib.judging.pipeline.judge`: built and run in an isolated worker process, never in the
 notebook's own), the verdict is shown (each configuration with its ``tol_needed``, the failure from
 the candidate's own lines, flags, speedups with the spread of both clocks, the fraction of the
 speed of light, the heaviest kernels beside the reference's), appended to a lab run (parquet, like
@@ -172,7 +172,7 @@ class LabJudgement:
         self.cancelled = False
         self._cancelled_at: str | None = None  # the stage it was cancelled in
         self._stage = "reference"
-        self._judgement = None  # kbench_lib.judge.Judgement, once its worker started
+        self._judgement = None  # kbench_lib.judging.pipeline.Judgement, once its worker started
         self._lock = threading.Lock()
         self._judging = True  # cancel() interrupts the thread only while this holds (under _lock)
         self._done = threading.Event()
@@ -213,10 +213,10 @@ class LabJudgement:
                 _RUNNING.discard(self)
 
     def _judge(self):
-        """:func:`kbench_lib.judge.judge` up to its worker's start, then its finish (so that the stage
+        """:func:`kbench_lib.judging.pipeline.judge` up to its worker's start, then its finish (so that the stage
         can be shown and the worker reached)."""
-        from .judge import JudgeError, start_judgement
-        from .prepared import PreparationCancelled
+        from .judging.pipeline import JudgeError, start_judgement
+        from .judging.prepared import PreparationCancelled
 
         try:
             self._judgement = start_judgement(self.problem, self.candidate, self.opts, cancel=lambda: self.cancelled,
@@ -358,7 +358,7 @@ class LabJudgement:
 def _record(verdict, problem, candidate, a) -> tuple[int, str]:
     """Appends the attempt to the lab run; returns (attempt number, run id)."""
     from .records import RecordWriter, read_records, row_from_verdict
-    from .runner import RUNS_ROOT
+    from .batch.runner import RUNS_ROOT
 
     root = Path(a.runs_root) if a.runs_root else RUNS_ROOT
     run_id = a.run_id or f"lab-{dt.date.today().isoformat()}"

@@ -22,7 +22,7 @@ COLUMNS = ["attempt", "problem", "backend", "correct", "failure", "cause", "flag
 def attempts(run_id: str, runs_root=None) -> pd.DataFrame:
     """The lab run's attempts in order (``attempt`` is the record's ``sample``), with their source."""
     from .records import read_records
-    from .runner import RUNS_ROOT
+    from .batch.runner import RUNS_ROOT
 
     df = read_records(Path(runs_root) if runs_root else RUNS_ROOT, run_id)
     if not len(df):

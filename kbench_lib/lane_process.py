@@ -1,6 +1,6 @@
 """The lane's own process: ``python -m kbench_lib.lane_process FD`` judges one GPU's lane of a
 batch that :class:`kbench_lib.lane_host.LaneHost` serves from the batch's process (the whole
-story: :mod:`kbench_lib.lane_host`). Split from it so that the batch (:mod:`kbench_lib.runner`)
+story: :mod:`kbench_lib.lane_host`). Split from it so that the batch (:mod:`kbench_lib.batch.runner`)
 imports the host side and this process imports the batch, not both each other.
 """
 from __future__ import annotations

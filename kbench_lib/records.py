@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 MAX_ERROR_CHARS = 4000
 MAX_SOURCE_CHARS = 200_000
 
-# one device kernel of a profile (kbench_lib.profiling.kernel_table)
+# one device kernel of a profile (kbench_lib.measure.profiling.kernel_table)
 KERNELS = pa.list_(pa.struct([("name", pa.string()), ("op", pa.string()), ("count", pa.int32()), ("device_us", pa.float64())]))
 
 # one configuration of a judgement (kbench_lib.protocols: what each field means)
@@ -89,7 +89,7 @@ SCHEMA = pa.schema(
         ("baseline_eager_device_ms", pa.float64()),
         ("timing_remeasured", pa.int32()),  # timed runs discarded as outliers and run again
         ("variants_declared", pa.list_(pa.string())),  # the problem's own variants in the judgement
-        ("variants_derived", pa.list_(pa.string())),  # variants derived from its size constants (kbench_lib.variants)
+        ("variants_derived", pa.list_(pa.string())),  # variants derived from its size constants (kbench_lib.suite.variants)
         # generation (language models; null for offline solvers): kbench_lib.generation.language_model
         ("prompt_sha", pa.string()),  # SHA-256 of the messages sent
         ("response_sha", pa.string()),  # SHA-256 of the response text
@@ -112,7 +112,7 @@ SCHEMA = pa.schema(
         ("verify_completion_tokens", pa.int64()),
         ("knobs", pa.map_(pa.string(), pa.int64())),  # the offline tuner's constants for this candidate
         ("strategy_params", pa.string()),  # JSON of the strategy's parameters and budget
-        # what one forward ran (kbench_lib.profiling.profile_call), for the fusion analyses (kbench_lib.analysis.fusion);
+        # what one forward ran (kbench_lib.measure.profiling.profile_call), for the fusion analyses (kbench_lib.analysis.fusion);
         # null in records written before these columns and where no profile was taken (a failed candidate, guards off)
         ("profile_ops", pa.map_(pa.string(), pa.int32())),  # the candidate's lowest ATen compute ops: {name: count}
         ("profile_kernels", KERNELS),  # its device kernels, one entry per (name, launching ATen op; null: its own)
@@ -191,7 +191,7 @@ def _configs_column(configs: list | None):
 
 def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=(),
                      extra: dict | None = None) -> dict:
-    """A record row from a :class:`kbench_lib.judge.Verdict` (or its dict); ``extra`` fills
+    """A record row from a :class:`kbench_lib.judging.pipeline.Verdict` (or its dict); ``extra`` fills
     further columns of :data:`SCHEMA` (a sample's generation metadata), never the verdict's."""
     v = verdict if isinstance(verdict, dict) else verdict.to_dict()
     stats = v.get("runtime_stats") or {}

@@ -1,6 +1,6 @@
 """The candidate's process: ``python -m kbench_lib.worker {build|run} JOBDIR``.
 
-WARNING: this process imports and runs untrusted code. It is started by :mod:`kbench_lib.sandbox`
+WARNING: this process imports and runs untrusted code. It is started by :mod:`kbench_lib.isolation.sandbox`
 (scrubbed environment, private directory, limits, no network) and holds nothing worth stealing:
 no expected output, no comparison. It receives a job (``job.json`` and one ``case_<i>.pt`` per
 configuration and seed, written by the judge), runs ``ModelNew`` on each case's inputs, writes the

@@ -26,9 +26,9 @@ CANDIDATES = [
 def make_cpu_run(runs_root: Path, run_id: str = "cpu-analysis", with_compile: bool = True) -> str:
     """Judges the candidates above (model ``folder:...``) and, with ``with_compile``, torch.compile
     (model ``torch-compile``) on the CPU at SMALL size; returns the run id."""
-    from kbench_lib.judge import JudgeOptions
-    from kbench_lib.problems import load_problem
-    from kbench_lib.runner import run_batch
+    from kbench_lib.judging.pipeline import JudgeOptions
+    from kbench_lib.suite.problems import load_problem
+    from kbench_lib.batch.runner import run_batch
 
     folder = Path(runs_root) / "_candidates" / "level1"
     folder.mkdir(parents=True, exist_ok=True)

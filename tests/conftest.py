@@ -46,14 +46,14 @@ def fixtures():
 
 @pytest.fixture
 def scale_add_relu():
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     return load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
 
 
 @pytest.fixture
 def fast_cpu_opts():
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     return JudgeOptions(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, warmup_ms=1.0, run_timeout_s=60)
 

@@ -3,8 +3,8 @@ import os
 import pandas as pd
 import pytest
 
-from kbench_lib import baselines_store
-from kbench_lib.baselines import sweep
+from kbench_lib.suite import baselines_store
+from kbench_lib.judging.baselines import sweep
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def test_sweep_is_resumable_and_records_failures(scale_add_relu, tmp_path):
 
 
 def test_compile_mode_compiles_in_parallel_first_then_times_with_a_warm_cache(scale_add_relu, fixtures, tmp_path):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     other = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
     folder = sweep([scale_add_relu, other], modes=("compile",), device="cpu", root=tmp_path, budget_s=0.2, progress=False, compile_jobs=2)
@@ -40,7 +40,7 @@ def test_compile_mode_compiles_in_parallel_first_then_times_with_a_warm_cache(sc
 
 
 def _problem_file(folder, name: str, body: str):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     path = folder / "level1" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +88,7 @@ def test_a_failing_crashing_or_hanging_problem_is_a_row_and_the_sweep_goes_on(sc
 
 
 def test_levels_are_taken_in_turn():
-    from kbench_lib.baselines import _interleaved
+    from kbench_lib.judging.baselines import _interleaved
 
     keys = ["l1/a", "l1/b", "l1/c", "l2/a", "l3/a", "l3/b"]
     level = {k: k.split("/")[0] for k in keys}
@@ -98,7 +98,8 @@ def test_levels_are_taken_in_turn():
 def test_the_measuring_child_is_told_the_code_version(tmp_path, monkeypatch):
     """The sandbox passes no environment on by itself; a copy of the tree without .git (the GPU
     machine's) knows its commit only from KBENCH_GIT_SHA, so the sweep hands it over."""
-    from kbench_lib import baselines, provenance
+    from kbench_lib import provenance
+    from kbench_lib.judging import baselines
 
     monkeypatch.setenv("KBENCH_GIT_SHA", "abc1234")
     provenance.git_sha.cache_clear()

@@ -4,10 +4,10 @@ does; an honest candidate whose first build was killed builds and passes the nex
 import os
 import threading
 
-from kbench_lib import build
+from kbench_lib.judging import build
 from kbench_lib.build_claim import BuildClaim
 from kbench_lib.candidates import Candidate
-from kbench_lib.judge import JudgeOptions, build_candidate, judge
+from kbench_lib.judging.pipeline import JudgeOptions, build_candidate, judge
 
 
 def _stale_lock(folder, ext="kb_ext"):

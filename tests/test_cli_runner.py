@@ -5,10 +5,10 @@ import sys
 
 import pytest
 
-from kbench_lib.judge import JudgeOptions
-from kbench_lib.problems import discover_with_errors
+from kbench_lib.judging.pipeline import JudgeOptions
+from kbench_lib.suite.problems import discover_with_errors
 from kbench_lib.records import read_records
-from kbench_lib.runner import run_batch
+from kbench_lib.batch.runner import run_batch
 
 pytestmark = pytest.mark.slow
 CONTRACT = {"problem", "correct", "failure", "flags", "runtime_ms", "baseline_ms", "speedup", "max_abs_err", "seeds_checked", "variants_checked"}
@@ -82,7 +82,7 @@ def test_torch_compile_model_source_is_a_valid_candidate(scale_add_relu):
 def test_the_eager_control_is_the_problems_own_model_judged_flagged_and_timed(scale_add_relu):
     """The ``eager`` model (the judge's clock control): the problem's Model as the candidate, correct,
     flagged as writing no kernel, and timed (its speedup over eager measures the clocks' bias)."""
-    from kbench_lib.judge import JudgeOptions, judge
+    from kbench_lib.judging.pipeline import JudgeOptions, judge
     from kbench_lib.models import NOTES, ROLES, get_model
 
     (sample,) = get_model("eager")(scale_add_relu)
@@ -116,9 +116,9 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     import collections
     import threading
 
-    from kbench_lib import held_references, lanes, runner
-    from kbench_lib.judge import JudgeOptions
-    from kbench_lib.problems import discover
+    from kbench_lib.batch import held_references, lanes, runner
+    from kbench_lib.judging.pipeline import JudgeOptions
+    from kbench_lib.suite.problems import discover
     from kbench_lib.records import read_records
 
     monkeypatch.setattr(runner, "batch_devices", lambda opts, gpus: ["cpu", "cpu"])

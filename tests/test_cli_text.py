@@ -1,6 +1,6 @@
 """kbench eval's human-readable lines: honest about timings and about what correctness covered."""
 from kbench_lib.cli import _checks_line, _timing_kind, _verdict_lines
-from kbench_lib.judge import Verdict
+from kbench_lib.judging.pipeline import Verdict
 
 
 def _verdict(**kw):
@@ -31,7 +31,7 @@ def test_checks_line_says_what_was_checked(scale_add_relu):
     assert "full-size configuration and 2 of its 2 shape variants" in full
     no_small = scale_add_relu.__class__(**{**scale_add_relu.__dict__, "small_variants": ()})
     assert "full-size only" in _checks_line(_verdict(variants_checked=0), no_small)
-    from kbench_lib.config_checks import new_config
+    from kbench_lib.judging.config_checks import new_config
 
     configs = [{**new_config("small", "default"), "checked": True, "passed": True, "tol_needed": 0.0, "max_abs_err": 0.0},
                {**new_config("small_variant0", "declared"), "checked": True, "failure": "runtime_error", "hard_failure": "runtime_error"},

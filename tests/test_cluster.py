@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.judge import JudgeOptions
-from kbench_lib.problems import discover
+from kbench_lib.judging.pipeline import JudgeOptions
+from kbench_lib.suite.problems import discover
 from kbench_lib.records import read_records
-from kbench_lib.runner import run_batch
+from kbench_lib.batch.runner import run_batch
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow

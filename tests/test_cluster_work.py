@@ -4,7 +4,7 @@ from pathlib import Path
 
 from kbench_lib.cluster.work import Job, WorkQueue, jobs_for
 from kbench_lib.models import Sample
-from kbench_lib.problems import Problem
+from kbench_lib.suite.problems import Problem
 
 
 def _problem(stem: str) -> Problem:

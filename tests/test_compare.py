@@ -1,6 +1,6 @@
 import torch
 
-from kbench_lib.compare import compare_outputs, compare_tensor, unchanged
+from kbench_lib.measure.compare import compare_outputs, compare_tensor, unchanged
 
 
 class Liar(torch.Tensor):
@@ -66,7 +66,7 @@ def test_unchanged_detects_mutation():
 
 
 def test_fingerprint_sees_any_changed_bit_and_ignores_nothing_else():
-    from kbench_lib.compare import fingerprint
+    from kbench_lib.measure.compare import fingerprint
 
     torch.manual_seed(0)
     for t in (torch.randn(1000, 37), torch.randint(-5, 5, (300,)), torch.rand(64) > 0.5, torch.randn(40, dtype=torch.complex64),

@@ -117,7 +117,7 @@ def test_an_unknown_format_or_missing_file_is_one_line(tmp_path):
 
 def test_a_folder_model_reads_its_claims(tmp_path):
     from kbench_lib.models import folder_model
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     (tmp_path / "level1").mkdir()
     (tmp_path / "level1" / "1_Scale_Add_ReLU.py").write_text((FIXTURES / "candidates" / "scale_add_relu_torch.py").read_text())
@@ -131,9 +131,9 @@ def test_a_task_too_large_to_hold_is_a_judge_error_not_a_dead_batch(tmp_path, mo
     """A task whose expected outputs over its checked sets exceed the judge's share of the host's
     memory is refused with the sizes in the message, before any candidate runs."""
     from kbench_lib.candidates import load_candidate
-    from kbench_lib.judge import JudgeError, JudgeOptions, judge
+    from kbench_lib.judging.pipeline import JudgeError, JudgeOptions, judge
     from kbench_lib.judging import prepared
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     task = tmp_path / "19_ReLU.py"
     task.write_text(RELU_TASK)
@@ -149,7 +149,7 @@ def _audit_rows():
     """Five GPU-timed records as a corpus audit holds them (judged under cuda-l1)."""
     import pandas as pd
 
-    from kbench_lib.config_checks import new_config
+    from kbench_lib.judging.config_checks import new_config
 
     def cfg(name, kind, tol, checked=True):
         return {**new_config(name, kind), "checked": checked, "tol_needed": tol, "max_abs_err": tol, "sets": 5}

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from kbench_lib import cpu_sets, server_pool
+from kbench_lib import cpu_sets
+from kbench_lib.isolation import server_pool
 from kbench_lib.cpu_sets import format_cpulist, parse_cpulist, split
 
 
@@ -92,7 +93,7 @@ def test_a_pinned_threads_fork_server_runs_on_its_cores(monkeypatch):
 def test_servers_started_ahead_for_a_batch_are_the_ones_its_threads_use(monkeypatch):
     """runner.start_servers: one server per device of the batch, unowned, with the environment its
     judging thread will ask for; the thread takes it instead of starting its own."""
-    from kbench_lib import runner
+    from kbench_lib.batch import runner
 
     monkeypatch.setenv("TZ", f"UTC0-ahead-{os.getpid()}")
     runner.start_servers(["cpu"])

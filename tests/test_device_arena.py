@@ -1,4 +1,4 @@
-"""The device arena outputs travel in between a worker and the judge (kbench_lib/device_arena.py):
+"""The device arena outputs travel in between a worker and the judge (kbench_lib/measure/device_arena.py):
 the file format's arena entries, the descriptor's way to the worker (and never to the candidate),
 and on a GPU the real shared memory through the judge."""
 import json
@@ -8,9 +8,10 @@ import struct
 import pytest
 import torch
 
-from kbench_lib import device_arena, judge as judge_mod, tensorfile
+from kbench_lib.judging import pipeline as judge_mod
+from kbench_lib.measure import device_arena, tensorfile
 from kbench_lib.candidates import Candidate, load_candidate
-from kbench_lib.judge import JudgeOptions, judge
+from kbench_lib.judging.pipeline import JudgeOptions, judge
 
 
 def _host_arena(nbytes: int = 1 << 20) -> device_arena.Arena:
@@ -177,7 +178,7 @@ def test_an_arena_is_made_zeroed_and_mapped_by_another_process(gpu_only, tmp_pat
         pytest.skip("the driver cannot share memory as a file descriptor")
     arena = device_arena.create("cuda", 8 << 20)
     assert arena is not None and arena.nbytes >= 8 << 20 and int(arena.tensor.sum()) == 0
-    code = ("import os, torch; from kbench_lib import device_arena as d; torch.cuda.init(); torch.empty(1, device='cuda');"
+    code = ("import os, torch; from kbench_lib.measure import device_arena as d; torch.cuda.init(); torch.empty(1, device='cuda');"
             "a = d.attach_from_env('cuda'); assert a is not None;"
             "a.tensor[:1024].fill_(7); torch.cuda.synchronize(); print('mapped', a.nbytes)")
     env = {**os.environ, device_arena.ENV_FD: str(arena.fd), device_arena.ENV_BYTES: str(arena.nbytes)}
@@ -219,9 +220,9 @@ def test_the_arena_holds_every_output_an_honest_worker_writes(tmp_path, path):
     the worker's result files, written as it writes them, place every tensor in it, none in a file."""
     from pathlib import Path
 
-    from kbench_lib.judge import _arena_bytes, timing_file
-    from kbench_lib.prepared import prepare
-    from kbench_lib.problems import load_problem
+    from kbench_lib.judging.pipeline import _arena_bytes, timing_file
+    from kbench_lib.judging.prepared import prepare
+    from kbench_lib.suite.problems import load_problem
 
     root = Path(__file__).resolve().parent.parent
     opts = JudgeOptions(device="cpu")

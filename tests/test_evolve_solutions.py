@@ -104,7 +104,7 @@ def test_an_extension_searches_only_promising_unimproved_problems_and_keeps_a_co
     assert not evolve_solutions._extendable({"improved": False, "search_speedup": 1.006}, evolve_solutions._args([]))  # off by default
 
     from kbench_lib.generation.runs import select
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     (problem,) = select(None, None, ["level1/93_KLDiv_PerSample"])
     rows = _rows(problem.key, runtimes=(1.0, 1.2, 0.99), flagged=()).assign(strategy="evolve+verify")

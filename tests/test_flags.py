@@ -286,8 +286,8 @@ def test_the_timed_run_raises_each_flag_with_its_class():
 @pytest.fixture(scope="module")
 def judged_buffers():
     from kbench_lib.candidates import load_candidate
-    from kbench_lib.judge import JudgeOptions, judge
-    from kbench_lib.problems import load_problem
+    from kbench_lib.judging.pipeline import JudgeOptions, judge
+    from kbench_lib.suite.problems import load_problem
 
     opts = JudgeOptions(device="cpu", timing_budget_s=0.1, min_trials=5, max_trials=20, warmup_ms=1.0, run_timeout_s=60)
     relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")

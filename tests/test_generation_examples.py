@@ -3,8 +3,8 @@ import pytest
 
 from kbench_lib.candidates import Candidate
 from kbench_lib.generation.prompts import TEMPLATES, example_source
-from kbench_lib.judge import judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import judge
+from kbench_lib.suite.problems import load_problem
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +23,7 @@ def test_cpu_examples_are_correct(backend, fast_cpu_opts):
 @pytest.mark.gpu
 @pytest.mark.parametrize("backend", ["cuda", "triton"])
 def test_gpu_examples_are_correct(backend):
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     v = _verdict(backend, JudgeOptions(device="cuda", timing_budget_s=0.5))
     assert v.correct and v.failure is None and not v.flags, v.message

@@ -17,7 +17,7 @@ def tiny_checkpoint(tmp_path_factory, request):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     problem = load_problem(request.config.rootpath / "tests" / "fixtures" / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     words = sorted({w for m in build_messages(problem, PromptOptions()) for w in m["content"].split()})

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from kbench_lib.models import ModelUnavailable
-from kbench_lib.runner import _generated_first, generates_on
+from kbench_lib.batch.runner import _generated_first, generates_on
 
 
 def _model(provider, device):
@@ -40,7 +40,7 @@ def test_generated_first_takes_every_answer_before_handing_one_on():
 
 
 def test_run_batch_generates_first_for_a_model_on_the_judging_gpu(monkeypatch, tmp_path):
-    from kbench_lib import runner
+    from kbench_lib.batch import runner
 
     seen = {}
 
@@ -61,7 +61,7 @@ def test_run_batch_generates_first_for_a_model_on_the_judging_gpu(monkeypatch, t
 
 
 def test_a_search_takes_problems_one_at_a_time_with_such_a_model(monkeypatch, tmp_path):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
     from kbench_lib.strategies import run as run_mod
 
     class Proposer:

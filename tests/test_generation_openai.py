@@ -9,9 +9,9 @@ pytest.importorskip("openai")
 from standin import StandinServer, free_port  # noqa: E402
 
 from kbench_lib.generation import CacheMiss, ProviderError, language_model  # noqa: E402
-from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.records import read_records  # noqa: E402
-from kbench_lib.runner import run_batch  # noqa: E402
+from kbench_lib.batch.runner import run_batch  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOOD = (FIXTURES / "candidates" / "scale_add_relu_triton.py").read_text()
@@ -111,7 +111,7 @@ def test_unreachable_server(tmp_path, scale_add_relu):
 
 
 def test_rate_limit_storm(serve, tmp_path, scale_add_relu, fixtures):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     linear = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
     s = serve(script=[{"status": 429, "retry_after_ms": 5}] * 24)
@@ -145,7 +145,7 @@ def test_no_code_and_rejected_requests_are_records(serve, tmp_path, scale_add_re
 
 
 def test_a_fatal_error_loses_nothing_and_a_rerun_resumes(serve, tmp_path, scale_add_relu, fixtures):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     linear = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
     s = serve(script=[{}, {"status": 401}], default="no code today")
@@ -180,7 +180,7 @@ def test_replay_without_network_is_bit_for_bit(serve, tmp_path, scale_add_relu):
 
 
 def test_concurrency_limit_holds_across_problems(serve, tmp_path, scale_add_relu, fixtures):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     linear = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
     s = serve(always={"sleep": 0.2})

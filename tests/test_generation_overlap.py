@@ -15,9 +15,9 @@ from standin import StandinServer  # noqa: E402
 from test_generation_e2e import LINEAR_GOOD, SCALE_GOOD  # noqa: E402
 
 from kbench_lib.generation import ProviderError, language_model  # noqa: E402
-from kbench_lib.judge import JudgeOptions  # noqa: E402
+from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.records import read_records  # noqa: E402
-from kbench_lib.runner import run_batch  # noqa: E402
+from kbench_lib.batch.runner import run_batch  # noqa: E402
 
 SPEC = "openai[KBENCH_TEST_KEY]:standin-coder@{}"
 SCALE_MATCH, LINEAR_MATCH = "relu(a * self.scale + b)", "F.gelu(self.linear(x))"
@@ -30,7 +30,7 @@ def test_key(monkeypatch):
 
 @pytest.fixture
 def linear(fixtures):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     return load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
 

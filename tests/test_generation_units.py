@@ -100,7 +100,7 @@ def test_prompt_blocks_switch(scale_add_relu):
 
 
 def test_backward_tasks_ask_for_gradients():
-    from kbench_lib.problems import discover
+    from kbench_lib.suite.problems import discover
 
     robust = [p for p in discover(cache_mod.DEFAULT_PATH.parents[2] / "problems" / "robust") if p.task == "backward"]
     text = build_messages(robust[0], PromptOptions())[1]["content"]

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from kbench_lib.candidates import Candidate, load_candidate
-from kbench_lib.judge import JudgeOptions, judge
+from kbench_lib.judging.pipeline import JudgeOptions, judge
 
 pytestmark = pytest.mark.gpu
 
@@ -47,7 +47,7 @@ ILLEGAL_SRC = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;", "o[i + (1L << 40)] =
 @pytest.fixture(scope="module", autouse=True)
 def built_in_parallel():
     """Compile this file's CUDA sources at once (each build takes most of a minute alone)."""
-    from kbench_lib.runner import prebuild
+    from kbench_lib.batch.runner import prebuild
 
     prebuild([Candidate(s, "cuda") for s in (CUDA_SRC, STALE_SRC, ILLEGAL_SRC)], "cuda", JudgeOptions(device="cuda"), jobs=3, progress=False)
 
@@ -95,9 +95,9 @@ def test_torch_compile_profile_names_inductor_kernels_for_the_fusion_analysis(tm
     """On a GPU, torch.compile's record holds its device kernels: Inductor's own (no launching ATen
     op, names that list the fused operators) and the library GEMM; the fusion analysis reads both."""
     from kbench_lib.analysis import data, fusion
-    from kbench_lib.judge import JudgeOptions
-    from kbench_lib.problems import load_problem
-    from kbench_lib.runner import run_batch
+    from kbench_lib.judging.pipeline import JudgeOptions
+    from kbench_lib.suite.problems import load_problem
+    from kbench_lib.batch.runner import run_batch
 
     problem = load_problem(Path(__file__).parent / "fixtures" / "problems" / "level1" / "2_Linear_GELU.py")
     run_batch([problem], "torch-compile", run_id="gpu-fusion", runs_root=tmp_path,
@@ -122,7 +122,7 @@ def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_
     import torch
 
     from kbench_lib.records import read_records
-    from kbench_lib.runner import run_batch
+    from kbench_lib.batch.runner import run_batch
 
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two GPUs")
@@ -137,7 +137,7 @@ def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_
     assert len(df) == 8 and sorted(df["sample"]) == list(range(8))
     assert df["correct"].all() and (df["flags"].map(len) == 0).all(), df[["failure", "flags", "message"]].to_string()
     assert set(df["device"]) == {"cuda:0", "cuda:1"}, set(df["device"])
-    from kbench_lib import device_arena
+    from kbench_lib.measure import device_arena
 
     if device_arena.supported("cuda:0") and device_arena.supported("cuda:1"):  # 64 MB outputs: over ARENA_MIN
         used = {dev: all("device_arena" in dict(st) for st in g["judge_stages"]) for dev, g in df.groupby("device")}

@@ -1,4 +1,4 @@
-from kbench_lib.guards import Policy, static_flags
+from kbench_lib.judging.guards import Policy, static_flags
 
 KERNEL = "from torch.utils.cpp_extension import load_inline\next = load_inline(name='k', cpp_sources='', functions=[])\n"
 
@@ -39,7 +39,7 @@ def test_a_variant_timed_below_its_own_roofline_bound_is_flagged():
     """--time-variants: each variant's time is held against that variant's speed of light."""
     from types import SimpleNamespace
 
-    from kbench_lib.guards import runtime_flags
+    from kbench_lib.judging.guards import runtime_flags
 
     timings = {"v0": {"runtime_ms": 0.5, "sol_ms": 0.4}, "v1": {"runtime_ms": 0.1, "sol_ms": 0.4}, "v2": {"runtime_ms": 0.1, "sol_ms": None}}
     v = SimpleNamespace(runtime_ms=2.0, sol_ms=1.0, variant_timings=timings)
@@ -53,7 +53,7 @@ def test_device_busy_far_beyond_the_timed_clock_is_unjoined_work():
     timed median; an honest candidate stays near its time, an unjoined side stream is timed at launch."""
     from types import SimpleNamespace
 
-    from kbench_lib.guards import Policy, runtime_flags
+    from kbench_lib.judging.guards import Policy, runtime_flags
 
     def v(timed, busy, flags=()):
         return SimpleNamespace(runtime_ms=timed, sol_ms=None, variant_timings={}, flags=list(flags),
@@ -126,8 +126,8 @@ def test_the_passthrough_guard_runs_with_timing_off(tmp_path):
     """--no-timing checks correctness only, not less: the candidate's forward is still profiled once
     (on a checked set), so a library passthrough is flagged as it is with timing on."""
     from kbench_lib.candidates import load_candidate
-    from kbench_lib.judge import JudgeOptions, judge
-    from kbench_lib.problems import load_problem
+    from kbench_lib.judging.pipeline import JudgeOptions, judge
+    from kbench_lib.suite.problems import load_problem
 
     from conftest import REPO
 

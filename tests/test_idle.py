@@ -1,14 +1,14 @@
-"""The idle limit (kbench_lib.idle): a worker whose processes use no CPU time is ended as a
+"""The idle limit (kbench_lib.isolation.idle): a worker whose processes use no CPU time is ended as a
 timeout long before its time limit; one that computes, or whose child process computes (a
 compiler), or that waits behind its gate, is not."""
 import subprocess
 import sys
 import time
 
-from kbench_lib import sandbox
+from kbench_lib.isolation import sandbox
 from kbench_lib.candidates import load_candidate
-from kbench_lib.idle import IdleWatch, session_cpu_s
-from kbench_lib.judge import judge
+from kbench_lib.isolation.idle import IdleWatch, session_cpu_s
+from kbench_lib.judging.pipeline import judge
 
 BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}:\n    pass\n"
 

@@ -2,7 +2,7 @@
 import pytest
 
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import judge
+from kbench_lib.judging.pipeline import judge
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +100,8 @@ def test_a_build_that_sleeps_ends_at_the_idle_limit(scale_add_relu, fixtures, fa
 def test_a_batch_builds_a_failing_candidate_once(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
     """A build the batch tried ahead and that failed at its limit (not remembered in the cache) is
     the verdict: the judge does not build it a second time, which would take the limit again."""
-    from kbench_lib import judge as judge_mod, runner
+    from kbench_lib.batch import runner
+    from kbench_lib.judging import pipeline as judge_mod
 
     calls = []
     real = judge_mod.build_candidate
@@ -145,7 +146,7 @@ def test_seeds_are_fresh_unless_fixed(scale_add_relu, fixtures, fast_cpu_opts):
 
 def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
     from kbench_lib.candidates import Candidate
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     problem = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
     same = (
@@ -168,7 +169,7 @@ def test_job_folders_of_dead_judges_are_removed(tmp_path):
     import subprocess
     import sys
 
-    from kbench_lib import judge as judge_mod
+    from kbench_lib.judging import pipeline as judge_mod
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     orphan = tmp_path / f"kbench-job-{dead}-abc"
@@ -238,7 +239,8 @@ def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch)
 
     import torch
 
-    from kbench_lib import judge as judge_mod, tensorfile
+    from kbench_lib.judging import pipeline as judge_mod
+    from kbench_lib.measure import tensorfile
     from kbench_lib.judging import outputs
 
     monkeypatch.setattr(outputs, "PREALLOCATE_MIN", 0)  # read where _preallocate_outputs lives
@@ -262,7 +264,7 @@ def test_preallocation_never_follows_a_swapped_out_folder(tmp_path, monkeypatch)
 
 
 def _forged_verdict():
-    from kbench_lib.judge import Verdict
+    from kbench_lib.judging.pipeline import Verdict
 
     return Verdict(problem="p", level="level1", backend="cpp", device="cpu", device_name="cpu", precision="fp32")
 
@@ -274,7 +276,8 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
 
     import pyarrow as pa
 
-    from kbench_lib import judge as judge_mod, records
+    from kbench_lib import records
+    from kbench_lib.judging import pipeline as judge_mod
     from kbench_lib.candidates import Candidate
 
     prof = {"ops": {"aten::mm": 1 << 40, "aten::add": "x", 3: 1}, "n_kernels": 1 << 40, "custom_kernel_share": "half",
@@ -306,7 +309,7 @@ def test_stage_parts_are_numbers_of_known_names_only():
     forged report (any name, any value) adds nothing else."""
     from types import SimpleNamespace
 
-    from kbench_lib import judge as judge_mod
+    from kbench_lib.judging import pipeline as judge_mod
 
     v = _forged_verdict()
     res = SimpleNamespace(messages=[{"event": "stage", "stage": "load", "_t": 2.0,
@@ -319,7 +322,7 @@ def test_stage_parts_are_numbers_of_known_names_only():
 def test_forged_stage_and_failure_messages_end_as_failures():
     from types import SimpleNamespace
 
-    from kbench_lib import judge as judge_mod
+    from kbench_lib.judging import pipeline as judge_mod
 
     res = SimpleNamespace(messages=[{"event": "stage", "stage": "variant_timing"}], timed_out=False, signal_name=None, returncode=1, log="")
     v = judge_mod._died(_forged_verdict(), res, "run", 10)
@@ -334,13 +337,13 @@ def test_forged_stage_and_failure_messages_end_as_failures():
 def test_a_forged_median_is_a_crash(median):
     from types import SimpleNamespace
 
-    from kbench_lib import judge as judge_mod
+    from kbench_lib.judging import pipeline as judge_mod
 
     stats = {"median_ms": median, "n_trials": 10}
     res = SimpleNamespace(messages=[{"event": "timing", "timing": stats},
                                     {"event": "variant_timing", "config": "v", "timing": stats},
                                     {"event": "variant_timing", "config": ["unhashable"], "timing": stats}], log="")
-    from kbench_lib.config_checks import new_config
+    from kbench_lib.judging.config_checks import new_config
 
     v, default = _forged_verdict(), new_config("d", "default")
     assert not judge_mod._check_timed_outputs(v, res, SimpleNamespace(timing_groups=[("d", [0], [])]), None, judge_mod.JudgeOptions(), default)
@@ -358,8 +361,9 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
 
     import torch
 
-    from kbench_lib import judge as judge_mod, tensorfile
-    from kbench_lib.compare import fingerprint
+    from kbench_lib.judging import pipeline as judge_mod
+    from kbench_lib.measure import tensorfile
+    from kbench_lib.measure.compare import fingerprint
 
     out = judge_mod._OutDir(tmp_path)
     good = [torch.ones(3)]
@@ -404,8 +408,9 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
 
     import torch
 
-    from kbench_lib import judge as judge_mod, tensorfile
-    from kbench_lib.compare import fingerprint
+    from kbench_lib.judging import pipeline as judge_mod
+    from kbench_lib.measure import tensorfile
+    from kbench_lib.measure.compare import fingerprint
 
     fp = {"shape": [2], "dtype": "torch.float32", "sums": [1.0, 2.0]}
     out = judge_mod._OutDir(tmp_path)
@@ -467,8 +472,8 @@ def test_reference_state_is_fingerprinted_before_the_reference_runs():
     judge_error, 'the worker drew other inputs or reference state than the judge')."""
     from pathlib import Path
 
-    from kbench_lib.problems import load_problem
-    from kbench_lib.reference import make_case, reference_state, state_fingerprint
+    from kbench_lib.suite.problems import load_problem
+    from kbench_lib.suite.reference import make_case, reference_state, state_fingerprint
 
     problem = load_problem(Path(__file__).resolve().parent.parent / "problems" / "level3" / "6_ResNet_BasicBlock.py")
     cfg = problem.configs(small=True, device="cpu")[0]
@@ -481,7 +486,7 @@ def test_reference_state_is_fingerprinted_before_the_reference_runs():
 def test_a_second_report_on_the_channel_is_forged():
     """The candidate shares the worker's process and can write on its message pipe; the reports the
     worker sends once (per configuration, per case) must come once, or none of them can be trusted."""
-    from kbench_lib.judge import _forged_reports
+    from kbench_lib.judging.pipeline import _forged_reports
 
     honest = [{"event": "inputs", "cases": []}, {"event": "case_done", "case": 0}, {"event": "case_done", "case": 1},
               {"event": "timed_inputs", "config": "v1", "cases": {}}, {"event": "timed_inputs", "config": None, "cases": {}},
@@ -498,7 +503,7 @@ def test_a_harness_failure_after_the_import_is_the_candidates():
     the candidate's doing or a report it forged to pass its own failure off as the judge's: a crash."""
     from types import SimpleNamespace
 
-    from kbench_lib import judge as judge_mod
+    from kbench_lib.judging import pipeline as judge_mod
 
     prep = SimpleNamespace(cases=[], timed=[])
     before = SimpleNamespace(messages=[{"event": "stage", "stage": "build"}, {"event": "harness_error", "message": "boom"}], log="")

@@ -76,7 +76,7 @@ def test_bad_lines_are_one_line_errors_that_stop_the_cell(shell):
 
 
 def test_the_rendered_verdict_shows_each_configuration():
-    from kbench_lib.config_checks import new_config
+    from kbench_lib.judging.config_checks import new_config
     from kbench_lib.lab import render
 
     d = {"problem": "level1/x", "correct": False, "failure": "runtime_error", "cause": "shape_specialisation", "protocol": "kbench",
@@ -92,7 +92,7 @@ def test_the_rendered_verdict_shows_each_configuration():
 def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_model(shell, tmp_path):
     from kbench_lib import lab_history
     from kbench_lib.models import folder_model
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     ip, root = shell
     ip.run_cell_magic("kbench", f"{PROBLEM} --device cpu --no-timing --runs-root {root} --run-id hist", WRONG)
@@ -117,7 +117,7 @@ def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_mode
 
 def test_the_notebooks_line_and_baselines_come_from_the_lab(shell):
     from kbench_lib import lab
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     p = load_problem(PROBLEM)
     line = lab.options_line(p, "cpu", "kernelbench", "r1", "/tmp/x y", timing=False, timing_budget_s=0.5)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import lane_process, runner
-from kbench_lib.judge import JudgeOptions
+from kbench_lib import lane_process
+from kbench_lib.batch import runner
+from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.lane_process import lane_pids
 from kbench_lib.models import get_model, iter_arrivals
-from kbench_lib.problems import discover
+from kbench_lib.suite.problems import discover
 from kbench_lib.records import RecordWriter, read_records
 
 pytestmark = pytest.mark.slow
@@ -141,7 +142,7 @@ def test_a_sample_two_lane_processes_died_judging_is_a_judge_error(fixtures, tmp
 def test_a_lane_process_starts_its_zygote_before_it_imports_torch():
     """What the lane process does before its zygote starts (its fork server's environment, the
     zygote's launch) imports no torch: the zygote's warm-up is the longest wait of a lane's start."""
-    code = ("import sys\nfrom kbench_lib import lane_process, server_pool, sandbox, forkserver\n"
+    code = ("import sys\nfrom kbench_lib import lane_process\nfrom kbench_lib.isolation import server_pool, sandbox, forkserver\n"
             "server_pool.server_env(True)\nassert 'torch' not in sys.modules, 'torch imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)
 

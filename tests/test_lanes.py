@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.lanes import JudgeLanes, LanesAborted
+from kbench_lib.batch.lanes import JudgeLanes, LanesAborted
 from kbench_lib.models import Arrival, Sample
 
 
@@ -169,7 +169,7 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
     """Answers of eight problems arriving round-robin prepare each reference once (a keep of two
     prepared them again and again, each time with fresh seeds and a new eager baseline); past the
     byte budget the least recently used is let go."""
-    from kbench_lib import held_references
+    from kbench_lib.batch import held_references
 
     made = []
     monkeypatch.setattr(held_references, "prepare_reference", lambda p, d, o, **kw: made.append(p.key) or _Prepared(p.key, 10))
@@ -192,7 +192,7 @@ def test_interleaved_problems_keep_their_prepared_reference_until_their_last_sam
 
 
 def test_prepared_references_on_a_gpu_keep_to_the_device_budget(monkeypatch):
-    from kbench_lib import held_references
+    from kbench_lib.batch import held_references
 
     class OnDevice(_Prepared):
         def held_bytes(self):
@@ -205,8 +205,8 @@ def test_prepared_references_on_a_gpu_keep_to_the_device_budget(monkeypatch):
 
 
 def test_a_prepared_problem_counts_what_it_holds(scale_add_relu):
-    from kbench_lib.judge import JudgeOptions, prepare_problem
-    from kbench_lib.tensors import nbytes
+    from kbench_lib.judging.pipeline import JudgeOptions, prepare_problem
+    from kbench_lib.measure.tensors import nbytes
 
     prep = prepare_problem(scale_add_relu, JudgeOptions(device="cpu", timing=False, seed=5), "cpu")
     held = prep.held_bytes()

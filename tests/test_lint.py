@@ -3,8 +3,8 @@ import json
 import pytest
 
 from kbench_lib.cli import main
-from kbench_lib.lint import degenerate_reasons, lint_problem
-from kbench_lib.problems import load_problem
+from kbench_lib.suite.lint import degenerate_reasons, lint_problem
+from kbench_lib.suite.problems import load_problem
 
 BROKEN = {
     "1_Zero_Output.py": "all-zero",

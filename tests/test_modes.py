@@ -12,9 +12,9 @@ import pytest
 
 from kbench_lib import metrics, protocols
 from kbench_lib.candidates import load_candidate
-from kbench_lib.config_checks import new_config
-from kbench_lib.judge import JudgeOptions, judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.config_checks import new_config
+from kbench_lib.judging.pipeline import JudgeOptions, judge
+from kbench_lib.suite.problems import load_problem
 from kbench_lib.records import RecordWriter, read_records, row_from_verdict
 
 from conftest import FIXTURES, REPO

@@ -1,4 +1,4 @@
-"""CPU tests: reading Nsight Compute's CSV output (kbench_lib.ncu) and the timing-fidelity
+"""CPU tests: reading Nsight Compute's CSV output (kbench_lib.measure.ncu) and the timing-fidelity
 benchmark's bookkeeping (splitting ncu's kernel list per workload, the criteria and the table)."""
 import importlib.util
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import ncu
+from kbench_lib.measure import ncu
 
 REPO = Path(__file__).resolve().parent.parent
 

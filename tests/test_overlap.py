@@ -1,4 +1,4 @@
-"""Overlapped judging (kbench_lib.overlap): the next candidate's worker runs beside the judge's checks
+"""Overlapped judging (kbench_lib.batch.overlap): the next candidate's worker runs beside the judge's checks
 of the previous one, finds nothing of it, and is held at its gate before anything is measured."""
 import os
 import sys
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import sandbox, server_pool
-from kbench_lib.judge import JudgeOptions
-from kbench_lib.overlap import OverlappingLane, Step
-from kbench_lib.problems import discover
+from kbench_lib.isolation import sandbox, server_pool
+from kbench_lib.judging.pipeline import JudgeOptions
+from kbench_lib.batch.overlap import OverlappingLane, Step
+from kbench_lib.suite.problems import discover
 from kbench_lib.records import read_records
-from kbench_lib.runner import run_batch
+from kbench_lib.batch.runner import run_batch
 
 HONEST = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_torch.py").read_text()
 
@@ -49,7 +49,7 @@ def _batch(fixtures, tmp_path, overlap: bool, run_id: str):
 
 def _forkserver_pid_isolated() -> bool:
     server = server_pool.server(False)
-    from kbench_lib.forkserver import CLONE_NEWPID
+    from kbench_lib.isolation.forkserver import CLONE_NEWPID
 
     return server is not None and bool(server.isolation & CLONE_NEWPID)
 
@@ -170,7 +170,7 @@ def test_the_lane_orders_its_work_and_judges_a_neighbours_out_of_memory_again_al
 
 def test_detach_removes_the_job_folder_and_the_checks_still_read_the_results(scale_add_relu, fast_cpu_opts, tmp_path):
     from kbench_lib.candidates import Candidate
-    from kbench_lib.judge import prepare_problem, start_judgement
+    from kbench_lib.judging.pipeline import prepare_problem, start_judgement
 
     prep = prepare_problem(scale_add_relu, fast_cpu_opts)
     j = start_judgement(scale_add_relu, Candidate(source=HONEST, backend="torch"), fast_cpu_opts, prepared=prep, gated=True)
@@ -199,7 +199,7 @@ def test_a_worker_gets_a_dev_shm_of_its_own(scale_add_relu, fast_cpu_opts, tmp_p
     import uuid
 
     from kbench_lib.candidates import Candidate
-    from kbench_lib.judge import judge
+    from kbench_lib.judging.pipeline import judge
 
     if not _forkserver_pid_isolated() or "--pid" not in sandbox.isolation_prefix(False):
         pytest.skip("no PID and mount namespaces here")

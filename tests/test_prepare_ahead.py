@@ -1,4 +1,4 @@
-"""References prepared ahead (kbench_lib.runner): while a judging thread's fork server starts, the
+"""References prepared ahead (kbench_lib.batch.runner): while a judging thread's fork server starts, the
 problems waiting in its line are prepared; later, the next problem's reference is prepared while a
 worker starts behind its gate. Each reference is still prepared once, and the verdicts are those
 of preparing each at its turn."""
@@ -8,12 +8,13 @@ import threading
 import time
 from pathlib import Path
 
-from kbench_lib import held_references, runner, server_pool
-from kbench_lib import prepared as prepared_module
-from kbench_lib.judge import JudgeOptions
+from kbench_lib.batch import held_references, runner
+from kbench_lib.isolation import server_pool
+from kbench_lib.judging import prepared as prepared_module
+from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.candidates import Candidate
 from kbench_lib.models import Arrival, Sample
-from kbench_lib.problems import discover
+from kbench_lib.suite.problems import discover
 from kbench_lib.records import RecordWriter, read_records
 
 # a sample with a candidate: the lanes prepare ahead the problems of waiting candidates only

@@ -1,4 +1,4 @@
-"""A reference prepared with each configuration's model built once (kbench_lib.prepared._ModelsBuilt)
+"""A reference prepared with each configuration's model built once (kbench_lib.judging.prepared._ModelsBuilt)
 gives bitwise what building a fresh model for every case gave: expected outputs and gradients,
 inputs' and state's fingerprints, for every problem of the suite (benchmarks/prepare_parity.py does
 the same from the command line, also at full size or on a GPU)."""
@@ -10,8 +10,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from prepare_parity import differences, prepare_both  # noqa: E402
 
-from kbench_lib import prepared as prepared_module  # noqa: E402
-from kbench_lib.problems import discover  # noqa: E402
+from kbench_lib.judging import prepared as prepared_module  # noqa: E402
+from kbench_lib.suite.problems import discover  # noqa: E402
 
 PROBLEMS = {p.key: p for p in discover(REPO / "problems")}
 

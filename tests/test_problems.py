@@ -1,6 +1,6 @@
 import pytest
 
-from kbench_lib.problems import ProblemError, discover, discover_with_errors, find_problem, instantiate, load_problem
+from kbench_lib.suite.problems import ProblemError, discover, discover_with_errors, find_problem, instantiate, load_problem
 
 
 def test_load_reads_extensions_without_executing(scale_add_relu):

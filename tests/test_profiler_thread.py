@@ -1,4 +1,4 @@
-"""The judge's profiler sessions on one thread of its process (kbench_lib.profiling.on_session_thread):
+"""The judge's profiler sessions on one thread of its process (kbench_lib.measure.profiling.on_session_thread):
 sessions from several threads of one process crash Kineto, and a batch over several GPUs has one
 judging thread per GPU. What runs there runs as it would on the caller: its result or its error,
 its grad mode, its cores; and the profile it takes is the one taken on the caller."""
@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 
-from kbench_lib import profiling, timing
+from kbench_lib.measure import profiling, timing
 
 
 def test_a_session_runs_on_the_one_profiler_thread_with_the_callers_state():

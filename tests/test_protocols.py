@@ -13,9 +13,9 @@ import pytest
 
 from kbench_lib import metrics, protocols
 from kbench_lib.candidates import load_candidate
-from kbench_lib.config_checks import new_config
-from kbench_lib.judge import judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.config_checks import new_config
+from kbench_lib.judging.pipeline import judge
+from kbench_lib.suite.problems import load_problem
 from kbench_lib.records import RecordWriter, read_records, row_from_verdict
 
 from conftest import FIXTURES, REPO
@@ -69,7 +69,7 @@ def test_a_configuration_not_checked_never_passes_and_an_unknown_protocol_lists_
 def judged(tmp_path_factory):
     """Four torch candidates judged once on the CPU under kbench: an honest one, one that hard-codes
     the SMALL row length, one in fp16, and a TF32-rounded matrix product."""
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     opts = JudgeOptions(device="cpu", timing_budget_s=0.1, min_trials=5, max_trials=20, warmup_ms=1.0, run_timeout_s=60)
     relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
@@ -142,7 +142,7 @@ def test_records_written_before_protocols_read_as_judged_under_kbench(judged):
 
 
 def test_the_protocol_decides_correct_at_judging_time(judged):
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     opts = JudgeOptions(device="cpu", timing=False, run_timeout_s=60, protocol="kernelbench")
     relu = load_problem(FIXTURES / "problems" / "level1" / "1_Scale_Add_ReLU.py")
@@ -174,7 +174,7 @@ def test_on_a_gpu_tf32_is_reduced_precision_and_a_fault_on_a_variant_stops_the_c
     that variant failed, and the one after it not checked."""
     import torch
 
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
@@ -212,7 +212,7 @@ def test_the_protocol_figure_draws_the_three_protocols_and_the_gap_by_cause(judg
 
 def test_a_configuration_failure_keeps_the_workers_output(tmp_path):
     """What the candidate's process printed stays beside a verdict decided by its configurations."""
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
 
     src = (PROTO / "scale_add_relu_rows_of_96.py").read_text().replace(
         "        rows = ", "        print('hello from the candidate', flush=True)\n        rows = ")

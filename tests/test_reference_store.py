@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import JudgeOptions, judge
+from kbench_lib.judging.pipeline import JudgeOptions, judge
 from kbench_lib.judging import prepared as prepared_module
 from kbench_lib.judging import reference_store
 from kbench_lib.judging.prepared import prepare
 from kbench_lib.measure.timing import Timing
-from kbench_lib.problems import load_problem
+from kbench_lib.suite.problems import load_problem
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -28,9 +28,9 @@ OPTS = dict(device="cpu", timing_budget_s=0.2, min_trials=10, max_trials=50, war
 # one PreparedProblem in a fresh process: what it measured, what it read from the store
 CHILD = """
 import json, sys
-from kbench_lib.judge import JudgeOptions
+from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.judging.prepared import prepare
-from kbench_lib.problems import load_problem
+from kbench_lib.suite.problems import load_problem
 
 opts = JudgeOptions(**json.loads(sys.argv[2]))
 prep = prepare(load_problem(sys.argv[1]), "cpu", opts, small=True)

@@ -4,8 +4,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kbench_lib import plots, roofline
-from kbench_lib.problems import load_problem
+from kbench_lib import plots
+from kbench_lib.suite import roofline
+from kbench_lib.suite.problems import load_problem
 
 REPO = Path(__file__).resolve().parents[1]
 

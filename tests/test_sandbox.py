@@ -1,6 +1,6 @@
 import json
 
-from kbench_lib import sandbox
+from kbench_lib.isolation import sandbox
 
 
 def test_scrubbed_env_drops_secrets_and_keeps_the_allow_list():
@@ -96,7 +96,7 @@ def test_die_with_parent_loads_no_library_after_fork():
     import subprocess
     import sys
 
-    code = ("import ctypes, os, kbench_lib.sandbox as s\n"
+    code = ("import ctypes, os, kbench_lib.isolation.sandbox as s\n"
             "def boom(*a, **k): raise AssertionError('dlopen after import')\n"
             "ctypes.CDLL = boom\n"
             "s.die_with_parent(os.getppid())\n"
@@ -111,7 +111,7 @@ def test_die_with_parent_loads_no_library_after_fork():
 # number this way; the pipe landing on 9 is what once lost 7-17 of 44 builds of a batch.
 _MSG_FD_AT = r"""
 import json, os, sys
-from kbench_lib import sandbox
+from kbench_lib.isolation import sandbox
 
 child = sys.argv[2]
 with open(child, "w") as f:

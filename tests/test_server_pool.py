@@ -1,4 +1,4 @@
-"""The fork servers' pool (kbench_lib.server_pool): a thread's server started ahead is the one its
+"""The fork servers' pool (kbench_lib.isolation.server_pool): a thread's server started ahead is the one its
 workers use; a server whose thread has ended goes to the next thread (the next batch), never to
 two living threads at once; a dead one is replaced."""
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kbench_lib import server_pool
+from kbench_lib.isolation import server_pool
 
 pytestmark = pytest.mark.skipif(not server_pool.enabled(), reason="fork servers run on Linux only")
 

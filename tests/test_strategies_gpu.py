@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.judge import JudgeOptions
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import JudgeOptions
+from kbench_lib.suite.problems import load_problem
 from kbench_lib.records import read_records
 from kbench_lib.strategies import run_strategy, workflow
 

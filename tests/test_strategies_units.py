@@ -129,7 +129,7 @@ def test_options_left_at_their_defaults_are_knobs_too():
 
 
 def _problem(key="level2/2_Gemm_BiasAdd_ReLU_Square"):
-    from kbench_lib.problems import load_problem
+    from kbench_lib.suite.problems import load_problem
 
     return load_problem(REPO / "problems" / f"{key}.py")
 
@@ -256,7 +256,7 @@ def test_scaling_reports_no_speedup_from_cpu_or_interpreter_clocks():
 
 
 def _search_env(tmp_path, rows, judging=None):
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.strategies.observations import ObservationStore
     from kbench_lib.strategies.search import Judging, SearchEnv
 
@@ -282,7 +282,7 @@ def test_resume_reads_back_judge_errors_instead_of_judging_them_again(tmp_path):
 
 
 def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.records import read_records
     from kbench_lib.strategies import run as run_mod
 
@@ -301,7 +301,7 @@ def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
 def test_a_build_that_raises_is_left_to_the_judge(monkeypatch):
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.strategies import search as search_mod
 
     problem = _problem()
@@ -351,7 +351,7 @@ def test_parallel_problems_stop_at_an_unavailable_model(tmp_path, monkeypatch):
     import threading
     import time
 
-    from kbench_lib.judge import JudgeOptions
+    from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.models import ModelUnavailable
     from kbench_lib.strategies import run as run_mod
 

@@ -7,7 +7,8 @@ import tempfile
 import pytest
 import torch
 
-from kbench_lib import sandbox, server_pool, tensorfile
+from kbench_lib.isolation import sandbox, server_pool
+from kbench_lib.measure import tensorfile
 
 
 def test_tensor_file_round_trip(tmp_path):
@@ -220,7 +221,7 @@ def test_the_servers_warm_keys_are_memoised_before_a_fork_and_start_nothing():
     (the server forks with neither)."""
     import threading
 
-    from kbench_lib import forkserver
+    from kbench_lib.isolation import forkserver
 
     pytest.importorskip("triton")
     from triton.runtime.cache import triton_key
@@ -243,7 +244,7 @@ def test_the_servers_warm_keys_fix_no_folder_of_the_servers_own():
     import subprocess
     import sys
 
-    code = ("import sys; from kbench_lib import forkserver; forkserver.warm_keys(); "
+    code = ("import sys; from kbench_lib.isolation import forkserver; forkserver.warm_keys(); "
             "print(sorted(m for m in sys.modules if m.startswith('torch._inductor.codecache')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from kbench_lib import timing
+from kbench_lib.measure import timing
 
 
 def test_summarize_median_and_quantiles():
@@ -280,7 +280,7 @@ def test_head_start_ptx_assembles_for_hopper(tmp_path):
     import shutil
     import subprocess
 
-    from kbench_lib import head_start
+    from kbench_lib.measure import head_start
 
     ptxas = shutil.which("ptxas") or (shutil.which("nvcc") and str(__import__("pathlib").Path(shutil.which("nvcc")).parent / "ptxas"))
     if not ptxas or not __import__("os").path.exists(ptxas):
@@ -294,7 +294,7 @@ def test_head_start_ptx_assembles_for_hopper(tmp_path):
 def test_a_changed_head_start_is_tampering(monkeypatch):
     import ctypes
 
-    from kbench_lib.head_start import HeadStart
+    from kbench_lib.measure.head_start import HeadStart
 
     hs = object.__new__(HeadStart)
     hs._launch, hs._func, hs.blocks, hs.fills_device = print, ctypes.c_void_p(1), 264, True
@@ -329,7 +329,7 @@ def test_head_start_keeps_every_stream_off_the_device():
     included, cannot start: it ends only after the spin and its own run time."""
     import torch
 
-    from kbench_lib.head_start import HeadStart
+    from kbench_lib.measure.head_start import HeadStart
 
     dev = torch.device("cuda", torch.cuda.current_device())
     hs = timing.prepare(dev)
@@ -379,7 +379,7 @@ def test_first_call_gate_holds_the_device_until_the_host_opens_it_or_its_cap():
     the spin, it keeps a kernel launched on another stream off the device while it holds."""
     import torch
 
-    from kbench_lib.head_start import Gate, HeadStart
+    from kbench_lib.measure.head_start import Gate, HeadStart
 
     dev = torch.device("cuda", torch.cuda.current_device())
     timing.prepare(dev)

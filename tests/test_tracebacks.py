@@ -56,7 +56,7 @@ ModuleNotFoundError: No module named 'not_a_module'"""
 
 
 def test_text_without_candidate_frames_is_unchanged():
-    harness_only = FORWARD.replace("/dev/shm/kbench-job-4315-5uc43dwb/candidate.py", "/k/kbench_lib/compare.py")
+    harness_only = FORWARD.replace("/dev/shm/kbench-job-4315-5uc43dwb/candidate.py", "/k/kbench_lib/measure/compare.py")
     assert candidate_frames_first(harness_only) == harness_only
     for text in ("output 0 is a list, not a torch.Tensor", "", None, 'File "x"'):
         assert candidate_frames_first(text) == text

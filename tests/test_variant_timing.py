@@ -9,9 +9,9 @@ import pytest
 
 from conftest import FIXTURES
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import JudgeOptions, judge, prepare_problem
-from kbench_lib.prepared import VARIANT_TIMING_SETS, plan_cases, timed_groups
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem
+from kbench_lib.judging.prepared import VARIANT_TIMING_SETS, plan_cases, timed_groups
+from kbench_lib.suite.problems import load_problem
 from kbench_lib.records import RecordWriter, read_records, row_from_verdict
 
 ROW_SUM = FIXTURES / "derived" / "1_Row_Sum.py"  # SMALL has no SMALL_VARIANTS: two derived on the CPU
@@ -60,8 +60,8 @@ def test_prepared_problem_times_each_variant_baseline_once_backward_too():
 
 
 def test_the_run_limit_grows_with_each_timed_variant():
-    from kbench_lib.judge import VARIANT_TIMING_ALLOWANCE_S, run_limit_s
-    from kbench_lib.timing import MAX_REMEASURE
+    from kbench_lib.judging.pipeline import VARIANT_TIMING_ALLOWANCE_S, run_limit_s
+    from kbench_lib.measure.timing import MAX_REMEASURE
 
     p = load_problem(ROW_SUM)
     on, off = _opts(time_variants=True, seed=3), _opts(seed=3)

@@ -1,4 +1,4 @@
-"""Derived variants (kbench_lib.variants): which constants are sizes, what is derived, validation,
+"""Derived variants (kbench_lib.suite.variants): which constants are sizes, what is derived, validation,
 and the judge rejecting shape-specialised kernels on the derived shapes."""
 import ast
 
@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from conftest import FIXTURES
-from kbench_lib import variants
+from kbench_lib.suite import variants
 from kbench_lib.candidates import load_candidate
-from kbench_lib.lint import lint_problem
-from kbench_lib.problems import instantiate, load_problem
+from kbench_lib.suite.lint import lint_problem
+from kbench_lib.suite.problems import instantiate, load_problem
 
 DERIVED = FIXTURES / "derived"
 
@@ -205,7 +205,7 @@ def test_failing_derived_variant_is_dropped_with_a_note(tmp_path, monkeypatch):
 
 def test_verdict_names_declared_and_derived_variants_and_carries_the_drop_notes(tmp_path, monkeypatch, fast_cpu_opts):
     from kbench_lib.candidates import Candidate
-    from kbench_lib.judge import judge
+    from kbench_lib.judging.pipeline import judge
 
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
     src = (DERIVED / "1_Row_Sum.py").read_text().replace(
@@ -262,15 +262,15 @@ ROW_SUM_CPP = ("row_sum_cpp.py", "row_sum_cpp_fixed_1024.py", "row_sum_cpp_pow2_
 def row_sum_cpp_built():
     """The three C++ row sums built at once, two at a time (the build is not what these tests are
     about, and one at a time it is most of their minute and a half)."""
-    from kbench_lib.judge import JudgeOptions
-    from kbench_lib.runner import prebuild
+    from kbench_lib.judging.pipeline import JudgeOptions
+    from kbench_lib.batch.runner import prebuild
 
     built = prebuild([load_candidate(DERIVED / n) for n in ROW_SUM_CPP], "cpu", JudgeOptions(device="cpu"), jobs=2, progress=False)
     assert not [b for b in built.values() if b.failure], [b.message for b in built.values() if b.failure]
 
 
 def _judge_row_sum(name, opts):
-    from kbench_lib.judge import judge
+    from kbench_lib.judging.pipeline import judge
 
     return judge(load_problem(DERIVED / "1_Row_Sum.py"), load_candidate(DERIVED / name), opts)
 
@@ -304,7 +304,7 @@ def test_cpu_legitimate_cpp_candidate_is_accepted_on_every_derived_variant(fast_
 def test_cpu_cpp_candidate_judged_on_variants_derived_from_tuple_assigned_sizes(name, correct, fast_cpu_opts, row_sum_cpp_built):
     """``rows, cols = 8192, 8192``: the C++ row sum that bakes in SMALL's row length (1024) is caught
     on a derived shape; its twin that reads the sizes from its input passes every shape."""
-    from kbench_lib.judge import judge
+    from kbench_lib.judging.pipeline import judge
 
     fast_cpu_opts.timing = False
     v = judge(load_problem(DERIVED / "4_Row_Sum_Tuple.py"), load_candidate(DERIVED / name), fast_cpu_opts)
@@ -321,7 +321,7 @@ def test_cpu_cpp_candidate_judged_on_variants_derived_from_tuple_assigned_sizes(
 def test_gpu_full_size_specialised_triton_kernel_rejected_on_derived_shapes(name, correct):
     """An upstream-format problem (no VARIANTS) at full size on the GPU: the Triton kernel that bakes
     in the 8192 row length without a mask fails on a derived shape; the masked one passes."""
-    from kbench_lib.judge import JudgeOptions, judge
+    from kbench_lib.judging.pipeline import JudgeOptions, judge
 
     p = load_problem(DERIVED / "3_Row_Sum_Upstream.py")
     opts = JudgeOptions(device="cuda", small=False, timing_budget_s=1.0)

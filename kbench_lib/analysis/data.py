@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import committed as committed_results
 from ..records import SCHEMA, read_records
-from ..runner import RUNS_ROOT
+from ..batch.runner import RUNS_ROOT
 
 
 class NoData(LookupError):

@@ -1,5 +1,5 @@
 """What each judged candidate fused, from its profile and the reference's (records' ``profile_*``
-and ``reference_*`` columns, :func:`kbench_lib.profiling.profile_call`), set against what
+and ``reference_*`` columns, :func:`kbench_lib.measure.profiling.profile_call`), set against what
 torch.compile (Inductor) did for the same problem: the ``torch-compile`` model is judged like a
 candidate, so its profile is in the records too.
 

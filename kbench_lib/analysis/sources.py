@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models import SOLUTIONS, compile_source, folder_model
-from ..problems import load_problem
+from ..suite.problems import load_problem
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "problems"

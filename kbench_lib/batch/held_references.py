@@ -1,6 +1,6 @@
 """The prepared reference sides a batch's judging thread holds (:class:`PreparedReferences`).
 
-A problem's reference side (:func:`kbench_lib.judge.prepare_problem`: seeds, expected outputs, the
+A problem's reference side (:func:`kbench_lib.judging.pipeline.prepare_problem`: seeds, expected outputs, the
 eager baseline, the reference's profile) is prepared once per judging thread and shared by every
 candidate of the problem it judges; this holds them until the problem's last sample is judged,
 within a count and memory budgets. A reference that cannot be prepared is held as the reason

@@ -9,8 +9,8 @@ lane is a process that sees only its GPU (``CUDA_VISIBLE_DEVICES``; it judges on
 its verdicts are recorded under the batch's name for the GPU), as a one-GPU batch is: its CUDA
 context, profiler sessions, prepared references, fork server and Python interpreter are its own.
 
-What stays with the batch's process (:class:`kbench_lib.runner._Batch`): the model's samples and
-their lanes (:class:`kbench_lib.lanes.JudgeLanes`), the builds, the records and the progress bar.
+What stays with the batch's process (:class:`kbench_lib.batch.runner._Batch`): the model's samples and
+their lanes (:class:`kbench_lib.batch.lanes.JudgeLanes`), the builds, the records and the progress bar.
 The lane's process runs the same lane loop as a thread would (``_Batch.work``) and asks for all
 of that over one socket, a request and its answer at a time (pickled,
 :class:`multiprocessing.connection.Connection`): its next sample, the lanes' other questions of
@@ -19,14 +19,14 @@ back to the batch's ``kbench.timeline`` logger, under the GPU's name.
 
 A lane process outlives its batch: it waits, with its CUDA context and fork server, for the next
 batch of this process over its GPU (a notebook judging several models, a benchmark's passes), as
-the fork servers of lane threads do (:mod:`kbench_lib.server_pool`); :func:`start` starts them
+the fork servers of lane threads do (:mod:`kbench_lib.isolation.server_pool`); :func:`start` starts them
 ahead and :func:`close_all` stops them. Its first act, before it imports torch, is to start its
 fork server's zygote: that warm-up (8-10 s) is what its first worker waits
 for, and its own imports and CUDA context come up beside it.
 
 A lane process that dies (a signal, a lost socket) is replaced by a fresh one, which first judges
 again the samples the dead one had taken and not recorded; a sample two processes died judging
-is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judge._job_parent`);
+is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judging.pipeline._job_parent`);
 its fork server and workers die with it. A lane process dies with the batch's process.
 
 This module is the batch's side (:class:`LaneHost`, the pool of lane processes); the lane's own
@@ -139,7 +139,7 @@ def _take(device: str, cpus) -> _LaneProc:
 
 def start(devices: list[str], wait: bool = True) -> None:
     """Starts a lane process for each of ``devices`` that has none waiting (a notebook's setup, or
-    :func:`kbench_lib.runner.start_servers`), so that a batch over them finds its lanes' processes
+    :func:`kbench_lib.batch.runner.start_servers`), so that a batch over them finds its lanes' processes
     ready. ``wait``: until each has its fork server, its CUDA context, cuBLAS and the profiler
     loaded (as a lane process that has judged a batch has); otherwise they are left starting."""
     from ..cpu_sets import gpu_cpu_sets

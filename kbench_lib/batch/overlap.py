@@ -11,7 +11,7 @@ what on one device:
 - before it starts, the judge opens the previous candidate's result files and removes its job
   folder (:meth:`Judgement.detach`): both are judged on the problem's same input sets, and the
   next one must find nothing of the previous one's;
-- the next worker waits behind its gate (:func:`kbench_lib.sandbox.start_isolated`) before its
+- the next worker waits behind its gate (:func:`kbench_lib.isolation.sandbox.start_isolated`) before its
   profile and timed calls until the judge has finished the previous candidate, so its measured
   calls hold the GPU alone;
 - the judge's own measurements of a problem (:meth:`PreparedProblem.measure_now`) are made

@@ -34,7 +34,7 @@ from ..models import ModelUnavailable, get_model, iter_arrivals
 from ..suite.problems import Problem
 from ..provenance import device_name, environment, resolve_device
 from ..records import RecordWriter, read_records, row_from_verdict
-from .verdicts import (  # noqa: F401 - also at their old home, kbench_lib.runner.X
+from .verdicts import (  # noqa: F401 - also at their old home, kbench_lib.batch.runner.X
     RUNS_ROOT, _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
 )
 
@@ -116,7 +116,7 @@ def run_batch(
     and shared by its candidates. With ``gpus``, samples are spread over that many local GPUs, one
     judging lane each (a process of its own per GPU: ``lane_processes``): a problem's samples go to one GPU until it is ``lanes.SPLIT_AFTER`` ahead of
     the least loaded, then on to that one, which prepares the problem too, and a GPU that runs dry
-    takes waiting samples from the longest queue (:mod:`kbench_lib.lanes`); every verdict is the
+    takes waiting samples from the longest queue (:mod:`kbench_lib.batch.lanes`); every verdict is the
     same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
     their own (:mod:`kbench_lib.cpu_sets`).
     A lane prepares the references of the problems waiting in its line while its fork server
@@ -124,7 +124,7 @@ def run_batch(
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on (None:
     :func:`kbench_lib.judging.build.default_jobs`).
     ``overlap``: each device's next candidate starts and runs its correctness calls while the
-    judge checks the previous one (:mod:`kbench_lib.overlap`; the same verdicts). Off by default:
+    judge checks the previous one (:mod:`kbench_lib.batch.overlap`; the same verdicts). Off by default:
     it gains nothing measurable on the throughput batch and holds two candidates' result files in
     /dev/shm at once.
     ``lane_processes``: each device's lane judged by a process of its own that sees only that

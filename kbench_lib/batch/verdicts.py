@@ -1,7 +1,7 @@
 """What a batch does with one sample, wherever it is judged (a lane thread, a lane's process, a
 Ray actor): its verdict (:func:`_judge_one`), the ``judge_error`` verdict when the judge itself
 fails, the record's columns beside the verdict, and the runs' folder and run ids. Split from
-:mod:`kbench_lib.runner` so that the lane processes and the cluster use these without importing
+:mod:`kbench_lib.batch.runner` so that the lane processes and the cluster use these without importing
 the runner that starts them.
 """
 from __future__ import annotations

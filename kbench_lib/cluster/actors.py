@@ -5,8 +5,8 @@ imports without Ray.
 
 Each judging actor is one process that owns its GPU for timing (Ray gives it exactly one, as its
 ``cuda:0``, through ``CUDA_VISIBLE_DEVICES``). It judges exactly as the local runner does
-(:func:`kbench_lib.runner._judge_one`): candidates run in their own isolated processes, forked
-from this actor's own warm fork server (:mod:`kbench_lib.forkserver`), and a candidate that kills
+(:func:`kbench_lib.batch.runner._judge_one`): candidates run in their own isolated processes, forked
+from this actor's own warm fork server (:mod:`kbench_lib.isolation.forkserver`), and a candidate that kills
 its process is a ``crash`` verdict. The reference side of a problem is prepared once per actor and
 kept for the next candidates of that problem.
 """
@@ -84,7 +84,7 @@ class JudgeActor:
                 "env": environment(self.device)}
 
     def judge(self, problem: Problem, sample, err: str | None):
-        """The verdict on one sample (a :class:`kbench_lib.judge.Verdict`; a judge_error verdict
+        """The verdict on one sample (a :class:`kbench_lib.judging.pipeline.Verdict`; a judge_error verdict
         when the judge itself failed, never an exception)."""
         from ..batch import verdicts
 

@@ -365,7 +365,7 @@ def run_batch_on_ray(problems, model: str = "reference", *, address: str | None 
                      backends: tuple[str, ...] | None = None, progress: bool = True, prebuild_jobs: int = 0,
                      gpus: int | str | None = None, judges: int | None = None, generation=None, recover_timeout_s: float = 600.0,
                      events: list | None = None) -> tuple[str, list[dict]]:
-    """:func:`kbench_lib.runner.run_batch` on a Ray cluster; returns (run_id, the rows written now).
+    """:func:`kbench_lib.batch.runner.run_batch` on a Ray cluster; returns (run_id, the rows written now).
 
     One judging actor per GPU of the cluster (at most ``gpus``), or on a cluster without GPUs
     ``judges`` CPU judges (default one per node); builds as CPU tasks on the node that judges the

@@ -39,7 +39,7 @@ PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 @dataclass(frozen=True)
 class PromptOptions:
-    """The switches of a prompt. ``hardware`` is a key of :data:`kbench_lib.roofline.DEVICES`
+    """The switches of a prompt. ``hardware`` is a key of :data:`kbench_lib.suite.roofline.DEVICES`
     (``h100-sxm``), a device name (``NVIDIA H100 80GB HBM3``) or None for no hardware block."""
 
     backend: str = "cuda"

@@ -7,7 +7,7 @@ everything that matters: its own address space (copy-on-write: nothing it change
 server or the next child), its own CUDA context (created after the fork; the server never touches
 CUDA), its own session, environment, working directory, resource limits and, where the kernel
 allows, its own mount, network and PID namespaces, set up with the system calls that ``unshare``
-and ``mount`` make (:mod:`kbench_lib.isolation.namespaces`; see :mod:`kbench_lib.sandbox` for what
+and ``mount`` make (:mod:`kbench_lib.isolation.namespaces`; see :mod:`kbench_lib.isolation.sandbox` for what
 each one isolates).
 
 WARNING: the children run untrusted candidate code. The server itself runs only kbench code and
@@ -387,7 +387,7 @@ class ForkServer(_Connection):
     def __init__(self, cuda: bool, env: dict[str, str] | None = None, popen=subprocess.Popen, *, zygote: "Zygote | None" = None,
                  cpus: str | None = None):
         """Started as a process of its own (``env``; ``popen``: what starts it:
-        :mod:`kbench_lib.server_pool` starts every process from one long-lived thread, since a
+        :mod:`kbench_lib.isolation.server_pool` starts every process from one long-lived thread, since a
         server dies when the thread that started it ends), or forked by ``zygote``, kept to
         ``cpus`` (a cpulist; None: the zygote's)."""
         started = time.monotonic()

@@ -1,5 +1,5 @@
 """The fork server's children's namespaces: the system calls that ``unshare`` and ``mount`` make,
-for a child of :mod:`kbench_lib.isolation.forkserver` (see :mod:`kbench_lib.sandbox` for what each
+for a child of :mod:`kbench_lib.isolation.forkserver` (see :mod:`kbench_lib.isolation.sandbox` for what each
 namespace isolates). A mount namespace leaves every mount read-only except the job's folders and
 gives /dev/shm a fresh tmpfs; a PID namespace forks a PID 1 that mounts a fresh /proc and exits
 with its child's status.

@@ -1,7 +1,7 @@
 """What the sandbox, the fork server and the worker share about a process: the scrubbed
 environment untrusted code sees, the parent-death signal, the resource limits set before exec, the
 namespace flags, and the modules a fork server imports before any fork. Split from
-:mod:`kbench_lib.sandbox` and :mod:`kbench_lib.forkserver` so that each of them (and the worker)
+:mod:`kbench_lib.isolation.sandbox` and :mod:`kbench_lib.isolation.forkserver` so that each of them (and the worker)
 imports these from below instead of from each other.
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .idle import IdleWatch
 from ..paths import with_package_importable
-from .process_setup import (  # noqa: F401 - their old home: kbench_lib.sandbox.X
+from .process_setup import (  # noqa: F401 - their old home: kbench_lib.isolation.sandbox.X
     _PRCTL, ALLOWED_NAMES, ALLOWED_PREFIXES, PR_SET_PDEATHSIG, SECRET_MARKERS, _limit_resources, _resolve_prctl, die_with_parent,
     scrubbed_env,
 )
@@ -217,7 +217,7 @@ def run_isolated(args: list[str], **kw) -> ProcessResult:
     ``isolate_network``, ``max_file_bytes``, ``cuda``, ``writable``).
 
     The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
-    worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.forkserver`)
+    worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.isolation.forkserver`)
     unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
     return start_isolated(args, **kw).result()
 
@@ -245,10 +245,10 @@ def start_isolated(
     on the previous candidate and still give it the GPU alone for the measured part.
 
     ``idle_timeout_s``: also end it (a timeout) once its session has used no CPU time for that
-    long after its gate opened (:mod:`kbench_lib.idle`); None: the time limit alone.
+    long after its gate opened (:mod:`kbench_lib.isolation.idle`); None: the time limit alone.
 
     ``fds``: more descriptors the child inherits, each named to it by an environment variable
-    (a device arena's: :mod:`kbench_lib.device_arena`); the caller keeps and closes its own."""
+    (a device arena's: :mod:`kbench_lib.measure.device_arena`); the caller keeps and closes its own."""
     os.makedirs(workdir, exist_ok=True)
     tmp = os.path.join(workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -348,7 +348,7 @@ class Running:
 
     def wait(self) -> None:
         """Blocks until the child has ended (killed, with its whole session, once over its limit,
-        or once idle for ``idle_timeout_s``: :mod:`kbench_lib.idle`). Opens the gate first if it is
+        or once idle for ``idle_timeout_s``: :mod:`kbench_lib.isolation.idle`). Opens the gate first if it is
         still shut: nothing else would; so no time idle behind the gate is ever counted."""
         if self.ended is not None:
             return
@@ -416,7 +416,7 @@ class Running:
 
 
 def close_servers() -> None:
-    """Stops the warm fork servers of every thread (:mod:`kbench_lib.server_pool`)."""
+    """Stops the warm fork servers of every thread (:mod:`kbench_lib.isolation.server_pool`)."""
     from .server_pool import close_all
 
     close_all()

@@ -1,4 +1,4 @@
-"""Which warm fork server (:mod:`kbench_lib.forkserver`) a judging thread forks its workers from.
+"""Which warm fork server (:mod:`kbench_lib.isolation.forkserver`) a judging thread forks its workers from.
 
 Each thread has its own server (its conversation with the server is its own; one thread per GPU
 judges at a time). Starting one costs the import of torch in a fresh interpreter, several seconds,
@@ -13,7 +13,7 @@ so a server is never started twice where one can be had:
   ever used with the environment it was started with (what its imports read at import).
 
 Servers are not started as interpreters of their own but forked, each kept to its cores, by a
-zygote (:func:`kbench_lib.forkserver.zygote`): one per environment (less the cores), warmed up
+zygote (:func:`kbench_lib.isolation.forkserver.zygote`): one per environment (less the cores), warmed up
 once, whatever the number of GPUs: servers started as interpreters at once slow each other down
 (two: up to 12 s each, against 8-9 s for one alone).
 
@@ -171,7 +171,7 @@ def prestart(cuda: bool) -> None:
 def start_unowned(cuda: bool, cpus=None) -> Future:
     """Starts a server that no thread owns yet, with the environment a thread pinned to ``cpus``
     would ask for (none: unpinned): the next such thread without one takes it. A batch about to
-    start (:func:`kbench_lib.runner.start_servers`) has its lanes' servers started so. Returns
+    start (:func:`kbench_lib.batch.runner.start_servers`) has its lanes' servers started so. Returns
     the future of its start (its ForkServer, or None where one cannot run)."""
     entry = _Entry(cuda, server_env(cuda, cpus), None)
     if not enabled():

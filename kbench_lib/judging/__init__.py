@@ -1,3 +1,3 @@
-"""The judge: the pipeline (:mod:`.pipeline`, also :mod:`kbench_lib.judge`) and its stages in the judge's
+"""The judge: the pipeline (:mod:`.pipeline`) and its stages in the judge's
 process: the prepared reference, builds, configuration checks, guards, baselines, TF32 checks.
 """

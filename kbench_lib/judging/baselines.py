@@ -20,8 +20,8 @@ then it times the chunk, one job at a time, and records both the cold compile ti
 (``compile_cold_s``, from the parallel phase) and the warm one (``compile_s``). Chunks keep a sweep
 that is cut off from wasting the compile work of problems it never reached.
 
-    python -m kbench_lib.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT
-    python -m kbench_lib.baselines warm PROBLEM_FILE DEVICE PRECISION SMALL OUT_JSON
+    python -m kbench_lib.judging.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT
+    python -m kbench_lib.judging.baselines warm PROBLEM_FILE DEVICE PRECISION SMALL OUT_JSON
 """
 from __future__ import annotations
 
@@ -412,8 +412,8 @@ def main(argv: list[str]) -> None:
         Path(out).write_text(json.dumps(result))
         return
     if not argv or argv[0] != "batch":
-        raise SystemExit("usage: python -m kbench_lib.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT\n"
-                         "       python -m kbench_lib.baselines warm PROBLEM DEVICE PRECISION SMALL OUT_JSON")
+        raise SystemExit("usage: python -m kbench_lib.judging.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT\n"
+                         "       python -m kbench_lib.judging.baselines warm PROBLEM DEVICE PRECISION SMALL OUT_JSON")
     _, spec, device, precision, small, budget, timeout = argv
     jobs = json.loads(Path(spec).read_text())
     raise SystemExit(batch(jobs, device, precision, bool(int(small)), float(budget), float(timeout), Path(spec).parent / "inflight.json"))

@@ -66,7 +66,7 @@ def _run_failed(v: Verdict, res: sandbox.ProcessResult, prep: PreparedProblem, o
 
 
 def _check_configs(v: Verdict, res, prep: PreparedProblem, out: _OutDir, opts: JudgeOptions) -> list[dict]:
-    """Correctness of every configuration (:mod:`kbench_lib.config_checks`), here, on plain
+    """Correctness of every configuration (:mod:`kbench_lib.judging.config_checks`), here, on plain
     tensors (the arithmetic on the judge's GPU when it has one); the counts the verdict keeps."""
     cmp_dev = prep.device if prep.device.startswith("cuda") else None
     tol = protocols.tolerance(opts.protocol, prep.precision)

@@ -71,7 +71,7 @@ ARENA_MIN = 16 << 20  # below this, outputs are cheap to move through files
 
 
 def _output_arena(prep: PreparedProblem, opts: JudgeOptions):
-    """The device arena for the worker's outputs (:mod:`kbench_lib.device_arena`), or None: a CPU
+    """The device arena for the worker's outputs (:mod:`kbench_lib.measure.device_arena`), or None: a CPU
     device, outputs too small to be worth it, ``opts.device_arena`` off, a kept job folder (its files
     must hold the outputs themselves: the arena is gone after the verdict), or an arena that cannot
     be made (then the files carry everything, preallocated as before)."""

@@ -3,7 +3,7 @@
 The judge's process owns the reference: it builds the problem's Model, draws fresh seeds, computes
 the expected outputs (and gradients, for backward tasks), and times the eager baseline. The
 candidate runs in a separate, isolated worker process (:mod:`kbench_lib.worker`, started through
-:mod:`kbench_lib.sandbox`) that never sees an expected value; its raw outputs come back as plain
+:mod:`kbench_lib.isolation.sandbox`) that never sees an expected value; its raw outputs come back as plain
 tensors and are compared here, element by element.
 
 This module is the pipeline (:func:`judge`, :class:`Judgement`); its stages are modules of their own,
@@ -11,7 +11,7 @@ in the order a judgement meets them: :mod:`.verdict` (options, verdict, failures
 (the isolated build), :mod:`.outputs` (tensor transfer), :mod:`.worker_reports` (what the worker
 reported and how it ended), :mod:`.correctness` (the run, each configuration, the decision),
 :mod:`.timed` (the timed run and timed variants), :mod:`.profile_check`, :mod:`.stage_times`.
-Their names are also importable from here (``kbench_lib.judge.Verdict``).
+Their names are also importable from here (``kbench_lib.judging.pipeline.Verdict``).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from ..suite.problems import Problem, ProblemError
 from ..provenance import device_name, environment, resolve_device
 from ..measure.tensors import nbytes
 from ..measure.timing_summary import host_bound_note
-from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judge.timing_file (tests use it)
+from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judging.pipeline.timing_file (tests use it)
 from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     FAILURES, JudgeError, JudgeOptions, Verdict, _fail, times_a_kernel,
 )
@@ -118,7 +118,7 @@ def judge(problem: Problem, candidate: Candidate, opts: JudgeOptions | None = No
     """Judge ``candidate`` on ``problem``. Always returns a verdict unless the judge itself cannot
     run (then :class:`JudgeError`).
 
-    ``prepared``: the problem's reference side (:func:`kbench_lib.prepared.prepare`), shared by
+    ``prepared``: the problem's reference side (:func:`kbench_lib.judging.prepared.prepare`), shared by
     every candidate of the problem in a batch; made here, with fresh seeds, when not given."""
     return start_judgement(problem, candidate, opts, workdir, prepared).finish()
 
@@ -130,7 +130,7 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
     running (or the verdict already decided, by a failed build). :meth:`Judgement.finish` waits for
     the worker and checks what it left. ``gated``: the worker waits before its profile and timed
     calls until :meth:`Judgement.open_gate` (a batch overlaps it with the previous candidate's
-    checks: :mod:`kbench_lib.overlap`). ``built``: this candidate's build, already tried for this
+    checks: :mod:`kbench_lib.batch.overlap`). ``built``: this candidate's build, already tried for this
     judgement (a batch builds ahead): a failure there is its verdict, without a second try (a
     build at its time limit is not remembered in the cache, and would take its whole limit again).
     ``cancel`` and ``on_prepared()`` (called once the reference side is made here, before the
@@ -171,7 +171,7 @@ def start_judgement(problem: Problem, candidate: Candidate, opts: JudgeOptions |
 
 def prepare_problem(problem: Problem, opts: JudgeOptions | None = None, device: str | None = None, cancel=None) -> PreparedProblem:
     """The reference side of ``problem`` for ``opts`` (fresh seeds unless ``opts.seed``); ``cancel``:
-    see :func:`kbench_lib.prepared.prepare`."""
+    see :func:`kbench_lib.judging.prepared.prepare`."""
     opts = opts or JudgeOptions()
     device = device or resolve_device(opts.device)
     small = (not device.startswith("cuda")) if opts.small is None else opts.small

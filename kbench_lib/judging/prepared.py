@@ -198,7 +198,7 @@ class PreparedProblem:
 
     def reference_profile(self) -> dict:
         """The profile of the reference's forward on the first timed input set (the first checked
-        one where nothing is timed) (:func:`kbench_lib.profiling.profile_call`: compute ops, kernels)."""
+        one where nothing is timed) (:func:`kbench_lib.measure.profiling.profile_call`: compute ops, kernels)."""
         if self._ref_ops is None:
             spec = next((s for s in self.specs if s.timed), self.specs[0])
 
@@ -228,11 +228,11 @@ class PreparedProblem:
         reference's profile. A batch that overlaps candidates calls this while no worker runs, so
         that no measurement of the reference shares the GPU with a candidate; judging one
         candidate at a time measures them lazily, as the first candidate needs them, and a batch
-        whose fork server still starts measures them ahead (:meth:`kbench_lib.runner._Batch.prepare_ahead`).
+        whose fork server still starts measures them ahead (:meth:`kbench_lib.batch.runner._Batch.prepare_ahead`).
         ``cancel`` is asked before each measurement; once it says so, the rest is left to be
         measured when it is needed. Returns the seconds each measurement made here took
         (``profile``, ``baseline``, ``variant:<config>``, ``compile``), with the eager baseline's
-        phases as ``baseline.<phase>`` (:attr:`kbench_lib.timing.Timing.phase_s`); a measurement read
+        phases as ``baseline.<phase>`` (:attr:`kbench_lib.measure.timing.Timing.phase_s`); a measurement read
         from the reference store instead is also reported as ``<name>.stored`` (the seconds of the
         read), without phases."""
         took: dict[str, float] = {}

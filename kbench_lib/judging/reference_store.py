@@ -33,7 +33,7 @@ parsed, or whose value does not decode, counts as absent: the reference is measu
 entry overwritten. Files are written to a temporary name and moved into place (``os.replace``), so
 a reader never sees half an entry; two processes measuring the same entry both write it, the last
 one stays. Writing failures are ignored (the store only saves time). Clearing it: delete the folder.
-The folder is not among those a candidate's sandbox may write (:func:`kbench_lib.build.writable_dirs`:
+The folder is not among those a candidate's sandbox may write (:func:`kbench_lib.judging.build.writable_dirs`:
 its own build entry and Triton's cache), so a candidate cannot forge the baseline later batches
 read (where the read-only mounts are unavailable, ``KBENCH_FS_READONLY=0``, it could write to the
 whole cache anyway, builds included).
@@ -240,7 +240,7 @@ def decode_timing(d) -> Timing | None:
 
 
 def decode_profile(d) -> dict | None:
-    """A stored profile (:func:`kbench_lib.profiling.profile_call`'s dict), None if it is not one."""
+    """A stored profile (:func:`kbench_lib.measure.profiling.profile_call`'s dict), None if it is not one."""
     if not isinstance(d, dict) or not isinstance(d.get("ops"), dict) or not {"n_kernels", "kernels"} <= set(d):
         return None
     return d

@@ -41,7 +41,7 @@ class JudgeOptions:
     build_timeout_s: float = 300.0
     run_timeout_s: float = 180.0
     # a worker whose processes use no CPU time for this long is ended as a timeout at once (a
-    # sleeping or blocked hang; kbench_lib.idle): a hang need not cost run_timeout_s. 0: off
+    # sleeping or blocked hang; kbench_lib.isolation.idle): a hang need not cost run_timeout_s. 0: off
     idle_timeout_s: float = 10.0
     timing: bool = True
     warmup_ms: float = 25.0

@@ -16,7 +16,7 @@ not open across PID namespaces, and a worker runs in its own.
 What this does not change (threat #13, #15): the worker still writes each result file, now
 holding the header and, for each tensor it placed in the arena, the arena offset instead of the
 bytes; the judge reads the header as untrusted data and checks every range against the arena's
-size (:mod:`kbench_lib.tensorfile`). The judge reads the arena only after the worker and every
+size (:mod:`kbench_lib.measure.tensorfile`). The judge reads the arena only after the worker and every
 process of its session have ended, so nothing can change the bytes while they are compared, and
 timed samples are still checked against the fingerprints reported the moment they were written.
 The arena holds nothing but what this candidate's worker wrote: it is zeroed before it is shared,

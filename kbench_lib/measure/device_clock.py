@@ -133,7 +133,7 @@ def device_busy_ms(fn, input_sets: list, calls: int, flusher=None, one_thread: b
     trace holds no call, or not as many as were profiled.
 
     ``one_thread``: the session on the process's profiler thread (the judge's side,
-    :func:`kbench_lib.profiling.on_session_thread`)."""
+    :func:`kbench_lib.measure.profiling.on_session_thread`)."""
     if one_thread:
         return _profiling.on_session_thread(lambda: device_busy_ms(fn, input_sets, calls, flusher))
     device = torch.cuda.current_device()

@@ -22,7 +22,7 @@ beforehand, on its own CPU time, while the worker starts; :func:`write` then fil
 already there (it never truncates to zero first). Each candidate gets fresh files of its own: no page
 is ever shared between two candidates.
 
-Device arenas (:mod:`kbench_lib.device_arena`): given one, the writer copies each CUDA tensor of the
+Device arenas (:mod:`kbench_lib.measure.device_arena`): given one, the writer copies each CUDA tensor of the
 arena's device that fits into the arena (device to device) and the file records the tensor's arena
 offset (``"arena": true``) instead of its bytes; the reader returns views of its own mapping of the
 same arena, checked against the arena's size as file entries are against the file's.

@@ -114,7 +114,7 @@ BOUND = {
     "HeadStart.release": (HeadStart, "release", HeadStart.release),
     "Gate.__call__": (Gate, "__call__", Gate.__call__),
     "Gate.release": (Gate, "release", Gate.release),
-    "kbench_lib.profiling.on_device": (_profiling, "on_device", _on_device),
+    "kbench_lib.measure.profiling.on_device": (_profiling, "on_device", _on_device),
 }
 _HEAD_STARTS: dict[int, tuple[HeadStart | None, tuple]] = {}  # device index -> (head start, its state when built)
 _LONGER: dict[int, list[tuple[HeadStart, tuple]]] = {}  # device index -> the ladder's longer steps, likewise

@@ -1,4 +1,4 @@
-"""Running a strategy over problems: the search counterpart of :func:`kbench_lib.runner.run_batch`.
+"""Running a strategy over problems: the search counterpart of :func:`kbench_lib.batch.runner.run_batch`.
 
 Each problem gets its own :class:`~.search.Search` (problems one after another, or
 ``concurrency`` at a time: language-model latency then overlaps, while the judge still runs one

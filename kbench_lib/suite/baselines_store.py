@@ -1,5 +1,5 @@
 """Stored baselines: per-device parquet files under ``results/baselines/<device-slug>/``, one per
-(mode, precision, size, problem), named by :func:`file_name` (``kbench_lib.baselines`` writes them).
+(mode, precision, size, problem), named by :func:`file_name` (``kbench_lib.judging.baselines`` writes them).
 
 Rows have at least ``problem`` (``level/stem``), ``mode`` (``eager``, ``compile``, ``cudagraph``),
 ``precision`` and ``runtime_ms``. The judge looks up the ``compile`` time here, for the device it

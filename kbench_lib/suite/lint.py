@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from .problem_checks import (  # noqa: F401 - their old home: kbench_lib.lint.X
+from .problem_checks import (  # noqa: F401 - their old home: kbench_lib.suite.lint.X
     FP32_TOL, MAX_GPU_BYTES, MAX_SMALL_MS, MIN_GPU_MS, LintIssue, LintReport, _build, _close, _eager_ms, _fp64_violation,
     _run, _sync, check_config, degenerate_reasons, lint_config, lowp_agreement,
 )

@@ -1,6 +1,6 @@
 """One configuration of a problem checked: loads, runs, finite, deterministic, not degenerate,
 sensibly sized (:func:`check_config`); the problem as a whole, with its derived variants, is
-:mod:`kbench_lib.lint`. Split from it so that :mod:`kbench_lib.variants` validates derived
+:mod:`kbench_lib.suite.lint`. Split from it so that :mod:`kbench_lib.suite.variants` validates derived
 variants through these checks without importing the module that imports it.
 
 Validating problem files: loads, runs, finite, deterministic, not degenerate, sensibly sized.
@@ -42,7 +42,7 @@ class LintReport:
     issues: list = field(default_factory=list)
     configs: list = field(default_factory=list)  # per configuration: timings, memory
     lowp_ok: dict = field(default_factory=dict)  # precision -> agrees with fp32 within its tolerance
-    derived: list = field(default_factory=list)  # derived variants: {"config", "overrides"} (kbench_lib.variants)
+    derived: list = field(default_factory=list)  # derived variants: {"config", "overrides"} (kbench_lib.suite.variants)
     notes: list = field(default_factory=list)  # what does not fail the problem: derived variants dropped, opt-outs
 
     def fail(self, config: str, check: str, reason: str) -> None:

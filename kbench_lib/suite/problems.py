@@ -3,7 +3,7 @@
 A problem file defines ``Model``, ``get_inputs`` and ``get_init_inputs`` over module-level
 constants; kbench's optional extensions are ``VARIANTS``, ``SMALL``, ``SMALL_VARIANTS``, ``TAGS``,
 ``TASK``, ``DERIVE_VARIANTS`` and ``SIZE_CONSTANTS`` (see docs/PROBLEM_FORMAT.md). Where a problem
-declares fewer than two variants for the size in use, :mod:`kbench_lib.variants` derives more. A configuration is applied by executing the file in a
+declares fewer than two variants for the size in use, :mod:`kbench_lib.suite.variants` derives more. A configuration is applied by executing the file in a
 fresh namespace and overwriting the named constants before anything is built.
 
 Problem files are trusted code (they are the benchmark); candidates never run through here.
@@ -43,7 +43,7 @@ class Config:
 
     name: str
     overrides: dict = field(default_factory=dict)
-    derived: bool = False  # made by kbench_lib.variants from the file's size constants, not declared
+    derived: bool = False  # made by kbench_lib.suite.variants from the file's size constants, not declared
     # the mode both models run in: "train" (as KernelBench builds them) or "eval" (``model.eval()``,
     # the eval configuration of :func:`eval_config`)
     mode: str = "train"
@@ -111,7 +111,7 @@ class Problem:
     def configs(self, small: bool = False, device: str | None = None) -> list[Config]:
         """The declared configurations, then (where fewer than two variants are declared for this
         size) the derived ones, validated on ``device`` (default: the CPU for SMALL, the GPU when
-        there is one for full size); see :mod:`kbench_lib.variants`."""
+        there is one for full size); see :mod:`kbench_lib.suite.variants`."""
         configs = self.declared_configs(small)
         configs += _derived_configs(self, small, device)
         return configs

@@ -36,7 +36,7 @@ down to a multiple of the other integer constants that divide it (the number of 
 not a power of two, though then not odd; then on one input size at a time; at most
 :data:`MAX_TRIES` candidates in all, until two pass.
 
-Validation runs each candidate through :func:`kbench_lib.lint.check_config` (runs, finite,
+Validation runs each candidate through :func:`kbench_lib.suite.lint.check_config` (runs, finite,
 deterministic, not degenerate, well conditioned, sized) on the device the judgement uses; a
 candidate that fails is dropped with a note saying why. Results are cached in memory per (problem
 source, size, device) and on disk under the build cache root (``$KBENCH_CACHE/variants``), so a

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import build
+from kbench_lib.judging import build
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import JudgeOptions, judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import JudgeOptions, judge
+from kbench_lib.suite.problems import load_problem
 
 from adversarial_common import MISMATCH, Cheat, assert_caught, report, summary  # beside this file
 
@@ -162,10 +162,10 @@ PROBE_BITS = {
 }
 _CHILD = r"""
 import json, sys
-from kbench_lib import build
+from kbench_lib.judging import build
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import JudgeOptions, judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import JudgeOptions, judge
+from kbench_lib.suite.problems import load_problem
 v = judge(load_problem(sys.argv[1]), load_candidate(sys.argv[2]), JudgeOptions(**json.loads(sys.argv[3])))
 print("@@VERDICT@@" + v.to_json())
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from kbench_lib.candidates import load_candidate
-from kbench_lib.judge import JudgeOptions, judge
-from kbench_lib.problems import load_problem
+from kbench_lib.judging.pipeline import JudgeOptions, judge
+from kbench_lib.suite.problems import load_problem
 
 from adversarial_common import MISMATCH, Cheat, assert_caught, report, summary  # beside this file
 
@@ -77,7 +77,7 @@ def _files() -> list[Path]:
 def built_in_parallel():
     """This file's CUDA candidates compiled at once, on every core: built one judgement at a time
     they took 14-22 s each on the H100 (2026-11-27), most of this file's time."""
-    from kbench_lib.runner import prebuild
+    from kbench_lib.batch.runner import prebuild
 
     prebuild([load_candidate(f) for f in _files()], "cuda", JudgeOptions(**OPTS), jobs=os.cpu_count() or 2, progress=False)
 

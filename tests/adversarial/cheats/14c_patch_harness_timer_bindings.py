@@ -133,7 +133,7 @@ def _scale_add_relu(a, b, scale, out=None):
 
 
 try:
-    _kt = importlib.import_module("kbench_lib.timing")
+    _kt = importlib.import_module("kbench_lib.measure.timing")
     _ns = _kt._perf_counter_ns
     _el = _kt._elapsed_time
 except (ImportError, AttributeError) as e:

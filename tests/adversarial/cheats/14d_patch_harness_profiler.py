@@ -125,7 +125,7 @@ _ext = load_inline(name="kbadv_14d_patch_harness_profiler", cpp_sources=_SRC, ex
 
 
 try:
-    _kp = importlib.import_module("kbench_lib.profiling")
+    _kp = importlib.import_module("kbench_lib.measure.profiling")
     _kp.compute_ops = lambda events: collections.Counter()
 except ImportError as e:
     raise RuntimeError(f"CHEAT TARGET MISSING: {e}") from e

@@ -1,6 +1,6 @@
 # kbench: backend=cpp
 """CHEAT #14 patched judge, ahead of the clock (found by review, 2026-11-25): replaces
-``kbench_lib.tensors.cast_floating``, the judge's own helper, which recurses through its module's
+``kbench_lib.measure.tensors.cast_floating``, the judge's own helper, which recurses through its module's
 global name: the replacement sees every timed input as it is drawn and answers it there, off the
 clock. Caught: the check around each draw holds every global of the judge's drawing modules (flag
 ``input_drawing_tampered``; the harness check flags it too)."""
@@ -143,7 +143,7 @@ def _hook(self):
     return r
 
 
-import kbench_lib.tensors as _kt  # the judge's own helpers: importable, no static flag
+import kbench_lib.measure.tensors as _kt  # the judge's own helpers: importable, no static flag
 
 _cast = _kt.cast_floating
 

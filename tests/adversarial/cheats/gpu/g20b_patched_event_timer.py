@@ -1,6 +1,6 @@
 # kbench: backend=cuda
 """CHEAT #14/#20 (GPU) impossible speed from a patched timer: the worker's private binding of
-Event.elapsed_time (kbench_lib.timing._elapsed_time) is replaced by one that divides by 1000; the
+Event.elapsed_time (kbench_lib.measure.timing._elapsed_time) is replaced by one that divides by 1000; the
 kernel itself is honest. Caught by: faster_than_light (or the measurement must not be fooled)."""
 import torch
 import torch.nn as nn
@@ -137,7 +137,7 @@ def _bias_gelu_(y, bias):
 
 
 try:
-    _kt = importlib.import_module("kbench_lib.timing")
+    _kt = importlib.import_module("kbench_lib.measure.timing")
     _el = _kt._elapsed_time
 except (ImportError, AttributeError) as e:
     raise RuntimeError(f"CHEAT TARGET MISSING: {e}") from e
