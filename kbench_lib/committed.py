@@ -61,7 +61,7 @@ def latest(df: pd.DataFrame) -> pd.DataFrame:
 
 def records(results: str | Path = RESULTS) -> tuple[pd.DataFrame, int]:
     """(the committed records, latest row per candidate; how many earlier rows they superseded).
-    Models are named as figures name them (:func:`kbench_lib.models.display_name`). A published
+    Models are named as figures name them (:func:`kbench_lib.records.display_name`). A published
     corpus's records (``claim_source`` set) are the audit's (:mod:`kbench_lib.analysis.audit`, its
     own figures), not a model of the results figures."""
     results = Path(results)

@@ -500,7 +500,8 @@ def kbench(line: str, cell: str):
         raise UsageError(f"%%kbench: interrupted: the judgement was cancelled after {h.elapsed_s:.1f} s, its worker ended, "
                          "nothing recorded") from None
     if h.verdict is None:
-        raise UsageError(h.summary() if h.summary().startswith("%%kbench") else f"%%kbench: {h.summary()}")
+        summary = h.summary()
+        raise UsageError(summary if summary.startswith("%%kbench") else f"%%kbench: {summary}")
     display({"text/html": render(h.verdict), "text/plain": render_text(h.verdict)}, raw=True)  # a terminal shows the text
     return h.verdict
 

@@ -49,6 +49,14 @@ TIMING_KINDS = {
 }
 
 
+def times_a_kernel(device: str | None, small: bool | None) -> bool:
+    """Whether a judgement on ``device`` at this size times a GPU kernel at the benchmark's size: CUDA
+    (``cuda`` or ``cuda:N``), not SMALL. The only timing that is a kernel speedup; the judge sets no
+    speedup elsewhere (CPU times, Triton's interpreter and SMALL sizes stay runtimes), and
+    :func:`timing_kind` reads rows by the same rule."""
+    return str(device or "").startswith("cuda") and not small
+
+
 def timing_kind(df: pd.DataFrame) -> pd.Series:
     """Where each row's timings come from; the one rule for what counts as a kernel speedup.
 
@@ -64,8 +72,9 @@ def timing_kind(df: pd.DataFrame) -> pd.Series:
     small = df["small"].astype("boolean").fillna(False).astype(bool) if "small" in df else pd.Series(False, index=df.index)
     backend = df["backend"].astype("string").fillna("") if "backend" in df else pd.Series("", index=df.index)
     gpu = device.str.startswith("cuda").astype(bool)
+    kernel = pd.Series([times_a_kernel(d, s) for d, s in zip(device, small)], index=df.index, dtype=bool)
     kind = np.select(
-        [gpu & ~small, gpu & small, (device == "").astype(bool), (backend == "triton").astype(bool)],
+        [kernel, gpu & small, (device == "").astype(bool), (backend == "triton").astype(bool)],
         ["gpu", "gpu_small", "unknown", "triton_interpreter"],
         "cpu",
     )

@@ -73,7 +73,7 @@ def results_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir, n_boot: 
         here: dict = {}
         control = d["model"].map(is_control)
         if control.any():  # the clock control apart: a flagged model whose speedups measure the clock, not a kernel
-            _table(here, "clock_control", out, lambda: results.clock_control(d[control]).round(3),
+            _table(here, "clock_control", out, lambda: results.clock_control(d).round(3),
                    caption=f"The eager clock control per level ({plots.provenance(d[control])}): median speedup over eager "
                            "(1.0 for an unbiased clock) and the share within 0.95-1.05")
             d = d[~control]

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from .. import protocols
+from ..metrics import times_a_kernel
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
 from ..measure import device_arena, host_speed
@@ -37,7 +38,7 @@ from ..measure.tensors import nbytes
 from ..measure.timing_summary import host_bound_note
 from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judging.pipeline.timing_file (tests use it)
 from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    FAILURES, JudgeError, JudgeOptions, Verdict, _fail, times_a_kernel,
+    FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
 )
 from .worker_reports import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     INT32_MAX, ONCE, VARIANT_TIMING_ALLOWANCE_S, _count, _death, _died, _died_checking, _ended_early, _first,

@@ -11,7 +11,8 @@ from ..measure import tensorfile
 from ..measure.compare import fingerprint, is_fingerprint, measure_outputs, unchanged
 from .prepared import PreparedProblem
 from ..isolation.worker.timed import timing_file
-from .verdict import JudgeError, JudgeOptions, Verdict, times_a_kernel
+from ..metrics import times_a_kernel
+from .verdict import JudgeError, JudgeOptions, Verdict
 from .worker_reports import _count, _last, _plain_json, _real
 from .stage_times import _stage_parts
 from .outputs import _OutDir, _result_cap

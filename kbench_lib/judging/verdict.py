@@ -11,14 +11,6 @@ from ..measure import device_arena
 from ..provenance import device_name
 
 
-def times_a_kernel(device: str | None, small: bool | None) -> bool:
-    """Whether a judgement on ``device`` at this size times a GPU kernel at the benchmark's size: the
-    only timing that is a kernel speedup (:func:`kbench_lib.metrics.timing_kind` ``gpu``). CPU times,
-    Triton's interpreter and SMALL configurations are still measured and recorded, as runtimes
-    only: their speedup is null."""
-    return str(device or "").startswith("cuda") and not small
-
-
 FAILURES = (
     "compile_error", "load_error", "output_mismatch", "shape_mismatch", "dtype_mismatch", "nonfinite",
     "input_mutated", "runtime_error", "oom", "timeout", "crash",

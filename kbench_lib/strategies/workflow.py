@@ -9,8 +9,8 @@ import pandas as pd
 from .. import search_metrics, search_plots
 from ..generation.runs import generation_options, select
 from ..generation.spec import is_language_model
-from ..judging.pipeline import JudgeOptions, times_a_kernel
-from ..metrics import kernel_timed, trusted
+from ..judging.pipeline import JudgeOptions
+from ..metrics import kernel_timed, times_a_kernel, trusted
 from ..provenance import resolve_device
 from ..records import read_records
 from ..batch.runner import RUNS_ROOT, new_run_id

@@ -32,9 +32,12 @@ UNRECORDED = (MemoryError,)  # failures of the moment, not of the sources: compi
 def call_key(fn, args: tuple, kwargs: dict) -> str:
     """The identity of one JIT build call: its function, every argument but where it builds and how
     loudly, and the contents of the source files ``load`` reads."""
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
-    parts = {k: v for k, v in bound.arguments.items() if k not in ("build_directory", "verbose")}
+    return _key(fn, inspect.signature(fn).bind(*args, **kwargs))
+
+
+def _key(fn, bound: inspect.BoundArguments) -> str:
+    arguments = {**{name: p.default for name, p in bound.signature.parameters.items()}, **bound.arguments}  # defaults filled in
+    parts = {k: v for k, v in arguments.items() if k not in ("build_directory", "verbose")}
     if fn.__name__ == "load":
         sources = parts.get("sources")
         paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources or [])
@@ -63,7 +66,8 @@ def cached(fn, root: Path):
 
     @functools.wraps(fn)
     def build(*args, **kwargs):
-        key = call_key(fn, args, kwargs)
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        key = _key(fn, bound)
         failed = root / FAILED / f"{key}.json"
         if failed.is_file():
             try:
@@ -72,7 +76,6 @@ def cached(fn, root: Path):
                 record = None
             if isinstance(record, dict):
                 raise _replay(record)
-        bound = inspect.signature(fn).bind(*args, **kwargs)
         if bound.arguments.get("build_directory") is not None:
             folder = root / FOLDERS / key
             folder.mkdir(parents=True, exist_ok=True)
