@@ -63,6 +63,7 @@ FLAGS: dict[str, Flag] = {
     "changes_settings": Flag("hazard", _SETTINGS, "sets process-wide settings in its source (torch.backends, compiler configs, global numerics)"),
     "environment_access": Flag("hazard", "#19 secrets and escape", "reads or writes the process environment"),
     "suspect_import": Flag("hazard", "static: suspect import", "imports a module with no use in a kernel (threads, processes, network, raw memory)"),
+    "context_lost": Flag("hazard", _UNCHECKED, "another configuration's failure left the CUDA context unusable: the run stopped before its profile and timed calls"),
     # shortcut: right and safe, not the custom work asked for
     "no_custom_kernel": Flag("shortcut", _PASSTHROUGH, "a cuda, cpp or triton candidate that neither defines nor loads a kernel"),
     "library_passthrough": Flag("shortcut", _PASSTHROUGH, "the forward ran all of the reference's compute ops itself"),

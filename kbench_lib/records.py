@@ -151,6 +151,9 @@ SCHEMA = pa.schema(
         ("claim_source", pa.string()),
         ("claim_baseline", pa.string()),
         ("corpus_row", pa.string()),  # the corpus row the candidate came from ("h100.json:17": its file and line)
+        # what the judge noted that does not decide trust: a host-bound time, variants it could not
+        # derive, fewer checked sets than planned (a task too large to hold); empty in older records
+        ("notes", pa.list_(pa.string())),
     ]
 )
 
@@ -268,6 +271,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "timing_host_drift": stats.get("host_drift"),
         "timing_host_moved": stats.get("host_moved"),
         "timing_host_retried": stats.get("host_retried"),
+        "notes": [truncate(str(n), 1000) for n in (v.get("notes") or [])],
     }
     row.update({k: value for k, value in (extra or {}).items() if k in SCHEMA.names and k not in row})
     return row

@@ -127,9 +127,12 @@ def test_a_folder_model_reads_its_claims(tmp_path):
     assert sample.meta == {"claim_speedup": 2.5, "claim_source": "paper:a100", "claim_baseline": "eager"}
 
 
-def test_a_task_too_large_to_hold_is_a_judge_error_not_a_dead_batch(tmp_path, monkeypatch):
+def test_a_task_too_large_to_hold_is_checked_on_fewer_sets_or_refused(tmp_path, monkeypatch):
     """A task whose expected outputs over its checked sets exceed the judge's share of the host's
-    memory is refused with the sizes in the message, before any candidate runs."""
+    memory is checked on as many sets as the share holds (each configuration a prefix of its sets,
+    the note saying how many); where even two of the default's and one of every other
+    configuration's are over it, it is refused with the sizes in the message, before any
+    candidate runs."""
     from kbench_lib.candidates import load_candidate
     from kbench_lib.judging.pipeline import JudgeError, JudgeOptions, judge
     from kbench_lib.judging import prepared
@@ -140,8 +143,15 @@ def test_a_task_too_large_to_hold_is_a_judge_error_not_a_dead_batch(tmp_path, mo
     cand = tmp_path / "cand.py"
     cand.write_text(RELU_KERNEL)
     opts = JudgeOptions(device="cpu", timing=False)
-    monkeypatch.setattr(prepared, "host_memory", lambda: 64 << 10)  # 64 KiB: a quarter is under the task's 4 KiB x its sets
-    with pytest.raises(JudgeError, match=r"GiB per input set.*checked sets.*fewer --seeds"):
+    full = judge(load_problem(task), load_candidate(cand), opts)
+    assert full.correct and not any("input sets" in n for n in full.notes)
+    per_set = 16 * 64 * 4
+    monkeypatch.setattr(prepared, "host_memory", lambda: 4 * 6 * per_set)  # a quarter holds six sets
+    v = judge(load_problem(task), load_candidate(cand), opts)
+    assert v.correct and v.seeds_checked < full.seeds_checked, (v.seeds_checked, full.seeds_checked)
+    assert any(n.startswith("checked on ") and "of its memory" in n for n in v.notes), v.notes
+    monkeypatch.setattr(prepared, "host_memory", lambda: 4 * per_set // 2)  # a quarter holds half a set
+    with pytest.raises(JudgeError, match=r"MiB per input set.*checked sets on this machine"):
         judge(load_problem(task), load_candidate(cand), opts)
 
 

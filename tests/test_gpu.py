@@ -42,6 +42,9 @@ STALE_SRC = CUDA_SRC.replace("if (i < n)", "if (i < n / 2)")  # writes half: the
 
 
 ILLEGAL_SRC = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;", "o[i + (1L << 40)] = v;")
+# right at the declared 4096 x 4096, an illegal address on every other shape (the variants)
+FAULTS_ELSEWHERE_SRC = CUDA_SRC.replace("o[i] = v > 0.f ? v : 0.f;",
+                                        "if (n == 4096L * 4096L) o[i] = v > 0.f ? v : 0.f; else o[i + (1L << 40)] = v;")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -49,7 +52,7 @@ def built_in_parallel():
     """Compile this file's CUDA sources at once (each build takes most of a minute alone)."""
     from kbench_lib.batch.runner import prebuild
 
-    prebuild([Candidate(s, "cuda") for s in (CUDA_SRC, STALE_SRC, ILLEGAL_SRC)], "cuda", JudgeOptions(device="cuda"), jobs=3, progress=False)
+    prebuild([Candidate(s, "cuda") for s in (CUDA_SRC, STALE_SRC, ILLEGAL_SRC, FAULTS_ELSEWHERE_SRC)], "cuda", JudgeOptions(device="cuda"), jobs=4, progress=False)
 
 
 @pytest.fixture
@@ -81,6 +84,27 @@ def test_illegal_memory_access_is_contained_and_next_runs(scale_add_relu, gpu_op
     assert not v.correct and v.failure in ("runtime_error", "crash"), v.message
     ok = judge(scale_add_relu, Candidate(CUDA_SRC, "cuda"), gpu_opts)
     assert ok.correct and ok.build_cached
+
+
+def test_a_variant_that_loses_the_context_is_a_hazard_not_a_missing_profile(scale_add_relu):
+    """A kernel right on the declared shape whose variant faults (the CUDA context unusable, the
+    worker's checks stopped): under kbench's protocol it fails by that variant; under cuda-l1's,
+    which reads the declared shape only, it is correct, untimed, and flagged ``context_lost``
+    (a hazard), never ``profile_missing`` (a cheat)."""
+    from kbench_lib import flags
+
+    for protocol in ("kbench", "cuda-l1"):
+        v = judge(scale_add_relu, Candidate(FAULTS_ELSEWHERE_SRC, "cuda"), JudgeOptions(device="cuda", timing_budget_s=0.5, protocol=protocol))
+        names = [flags.flag_name(f) for f in v.flags]
+        by_name = {c["config"]: c for c in v.configs}
+        assert by_name["default"]["passed"], v.configs
+        assert "profile_missing" not in names, v.flags
+        if protocol == "kbench":
+            assert not v.correct and v.failure in ("runtime_error", "crash"), (v.failure, v.message)
+        else:
+            assert v.correct and "context_lost" in names, (v.failure, v.message, v.flags)
+            assert v.runtime_ms is None and v.speedup is None
+            assert flags.trusted(v.correct, v.flags, "no-cheat") and not flags.trusted(v.correct, v.flags, "strict")
 
 
 def test_oom_is_a_category(scale_add_relu, gpu_opts):

@@ -53,7 +53,7 @@ from .outputs import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline
     _result_cap,
 )
 from .profile_check import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _check_profile, _clean_profile,
+    _check_profile, _check_profile_due, _clean_profile,
 )
 from .correctness import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
     _check_configs, _decide, _run_failed, _timed_result,
@@ -323,6 +323,7 @@ class Judgement:
         configs = _check_configs(v, res, prep, out, opts)
         lap("compare")
         default = _timed_result(configs, prep)
+        _check_profile_due(v, res, prep, opts, default)
         # timed whenever the timed configuration (the default, or its eval configuration under a protocol
         # that times in eval mode) may be correct under some protocol (its error within the loosest
         # tolerance): a run judged under one protocol can be read under another

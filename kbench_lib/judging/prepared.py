@@ -58,13 +58,16 @@ class CaseSpec:
 def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
                device: str | None = None, variant_timing_sets: int = 0, eval_sets: int = 0,
                timed_mode: str = "train") -> list[CaseSpec]:
-    """The default configuration with ``n_seeds`` input sets over one model, every variant with
-    ``variant_seeds`` sets, the default's eval configuration (:func:`eval_config`) on the first
-    ``eval_sets`` of the default's seeds, ``timing_sets`` more default sets that only the timed
+    """The default configuration with ``n_seeds`` input sets over one model, the default's eval
+    configuration (:func:`eval_config`) on the first ``eval_sets`` of the default's seeds, every
+    variant with ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed
     calls see (in ``timed_mode``: the eval configuration's where it is "eval"), then
     ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
     the variants (none without default timing sets: the first timed group is the default's, for the
-    worker and the judge alike). Timed sets come last, the default configuration's first."""
+    worker and the judge alike). Timed sets come last, the default configuration's first. The
+    configurations every protocol decides by (the default and its eval configuration) come before
+    the variants: a variant whose failure leaves the CUDA context unusable stops the worker's
+    checks, and what it stops is then only what no protocol but kbench's reads."""
     configs = problem.configs(small=small, device=device)
 
     def sets(v: int, cfg: Config, first: int, n: int, timed: bool) -> list[CaseSpec]:
@@ -72,9 +75,9 @@ def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_s
         return [CaseSpec(cfg, init, init + 1 + 7919 * k, timed) for k in range(first, first + n)]
 
     out = sets(0, configs[0], 0, n_seeds, False)
+    out += sets(0, eval_config(configs[0]), 0, min(eval_sets, n_seeds), False)
     for v, cfg in enumerate(configs[1:], start=1):
         out += sets(v, cfg, 0, variant_seeds, False)
-    out += sets(0, eval_config(configs[0]), 0, min(eval_sets, n_seeds), False)
     out += sets(0, eval_config(configs[0]) if timed_mode == "eval" else configs[0], n_seeds, timing_sets, True)
     if timing_sets <= 0:  # variants are timed only beside the default configuration, which comes first
         return out
@@ -478,19 +481,45 @@ def _backward_call(model):
 HOLD_SHARE = 0.25
 
 
-def _check_size(problem: Problem, first: Case, n_checked: int) -> None:
-    """Raises :class:`ProblemError` for a task whose expected outputs over its checked sets (the
-    first set's size times their count; variants are never larger) take more than
-    :data:`HOLD_SHARE` of this machine's memory: judged anyway, the judge's process and the
-    worker's result files would exhaust the host (a task's 6 GiB output over ten input sets can
-    take all of a 125 GiB host). Its candidates are recorded as ``judge_error`` with this
-    message, and the batch goes on."""
+def _fit_checked_sets(problem: Problem, first: Case, specs: list[CaseSpec]) -> tuple[list[CaseSpec], str | None]:
+    """The plan, with as many checked sets as the judge can hold: a task's expected outputs over its
+    checked sets (the first set's size times their count; variants are never larger) may take
+    :data:`HOLD_SHARE` of this machine's memory. Judged with more, the judge's process and the
+    worker's result files would exhaust the host (a task's 4 GiB output over ten input sets takes a
+    third of a 125 GiB host). Over the share, each configuration keeps a prefix of its checked sets,
+    the largest count cut first, down to two of the default's (what the degenerate-task check
+    compares) and one of every other configuration; the note says how many were checked. Raises
+    :class:`ProblemError` (its candidates recorded as ``judge_error``, the batch going on) where even
+    that is over the share."""
     per_set = nbytes([first.expected, first.expected_input_grads, list(first.expected_param_grads.values())])
-    need, limit = per_set * max(1, n_checked), int(HOLD_SHARE * host_memory())
-    if need > limit:
-        raise ProblemError(f"{problem.key}: its outputs take {per_set / 2**30:.1f} GiB per input set, {need / 2**30:.0f} GiB over "
-                           f"its {n_checked} checked sets, more than the judge holds on this machine ({limit / 2**30:.0f} GiB, "
-                           f"{HOLD_SHARE:g} of its memory): not judged (fewer --seeds checks fewer sets)")
+    limit = int(HOLD_SHARE * host_memory())
+    counts = Counter(s.config.name for s in specs if not s.timed)
+    total = sum(counts.values())
+    if per_set * max(1, total) <= limit:
+        return specs, None
+    floor = {name: 2 if i == 0 else 1 for i, name in enumerate(counts)}
+    keep = dict(counts)
+    while per_set * sum(keep.values()) > limit:
+        name = max((n for n in keep if keep[n] > floor[n]), key=lambda n: keep[n] - floor[n], default=None)
+        if name is None:
+            raise ProblemError(f"{problem.key}: its outputs take {_size(per_set)} per input set, more than the judge holds "
+                               f"over {sum(keep.values())} checked sets on this machine ({_size(limit)}, {HOLD_SHARE:g} of its memory): not judged")
+        keep[name] -= 1
+    seen: Counter = Counter()
+    fitted = []
+    for s in specs:
+        if not s.timed:
+            seen[s.config.name] += 1
+            if seen[s.config.name] > keep[s.config.name]:
+                continue
+        fitted.append(s)
+    kept = sum(keep.values())
+    return fitted, (f"checked on {kept} of {total} input sets: its outputs take {_size(per_set)} per set, and the judge "
+                    f"holds {_size(limit)} of them on this machine ({HOLD_SHARE:g} of its memory)")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
 
 
 def _in_training_mode(specs: list[CaseSpec]) -> list[CaseSpec]:
@@ -557,6 +586,15 @@ class _ModelsBuilt:
             model.load_state_dict(pristine)
         return model, init_inputs
 
+    def left_out(self, specs: list) -> None:
+        """Cases of the plan that will not come (left out of it): their models are let go with the
+        last case that does."""
+        for s in specs:
+            key = (s.config.name, s.init_seed)
+            self._uses[key] -= 1
+            if self._uses[key] <= 0 and key != self._keep:
+                self._built.pop(key, None)
+
     def state_sums(self, config, init_seed: int) -> dict | None:
         """The state fingerprints of the model of ``config`` and ``init_seed`` as built (None
         before :meth:`get` built it)."""
@@ -594,6 +632,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     found = modes.ModeProbe(False, None, modes.BACKWARD) if backward else None
     on_device = device.startswith("cuda")
     cases: list[Case] = []
+    fit_notes: list[str] = []
     try:
         first_timed = next((s for s in specs if s.timed), None)
         models = _ModelsBuilt(problem, device, opts.precision, specs,
@@ -622,7 +661,10 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                     continue
             cases.append(case)
             if len(cases) == 1:
-                _check_size(problem, case, sum(not x.timed for x in specs))
+                fitted, note = _fit_checked_sets(problem, case, specs)
+                if note:
+                    models.left_out([x for x in specs if x not in fitted])
+                    specs, fit_notes = fitted, [note]
             i += 1
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
@@ -639,7 +681,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                         modes=found or modes.ModeProbe(False, None, modes.NOT_PLANNED))
     p._model = models.kept()  # the timed configuration's model, as reference_model() would build it again
     p.variants_declared, p.variants_derived, dropped = variants.split(problem, small, device)
-    p.notes.extend(dropped)
+    p.notes.extend(dropped + fit_notes)
     if opts.guards:
         # a task that a constant or an input-free answer passes cannot tell kernels apart (threat #6)
         other = next((c for c in cases[1:] if c.config == cases[0].config), None)

@@ -8,6 +8,7 @@ from ..measure import profiling
 from ..candidates import Candidate
 from .prepared import PreparedProblem
 from .verdict import JudgeOptions, Verdict
+from .. import protocols
 from .worker_reports import _count, _last, _real
 
 
@@ -71,9 +72,6 @@ def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
 def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate, opts: JudgeOptions) -> None:
     """What the candidate's forward ran, against what the reference's runs (threat #1-#3)."""
     prof = _last(res.messages, "profile")
-    # with timing off the worker profiles a checked set (the guards do not depend on timing options)
-    if opts.guards and not prof and not any(f.startswith("profile_failed") for f in v.flags):
-        v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
     if not prof:
         return
     raw = prof.get("profile")
@@ -97,3 +95,23 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
     if same:
         v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
+
+
+def _check_profile_due(v: Verdict, res, prep: PreparedProblem, opts: JudgeOptions, timed: dict) -> None:
+    """A run that reported no profile where one was due: ``profile_missing`` (a cheat: a candidate
+    can suppress the report to hide what its forward ran). None is due where the configuration it is
+    timed in (``timed``, its result) fails under every protocol: the worker profiles only after it
+    passed its checks (with timing off, on a checked set). Where the worker's checks stopped (a
+    failure elsewhere left the CUDA context unusable), nothing more could run in that process: the
+    flag is ``context_lost``, a hazard, naming the failure."""
+    if not opts.guards or _last(res.messages, "profile") or any(f.startswith("profile_failed") for f in v.flags):
+        return
+    if not protocols.may_pass(timed, prep.precision):
+        return
+    stopped = _last(res.messages, "stopped")
+    case = stopped.get("case") if stopped else None
+    if isinstance(case, int) and 0 <= case < len(prep.specs) and prep.specs[case].config.name != timed["config"]:
+        v.flags.append(f"context_lost: {str(stopped.get('reason') or 'the checks stopped')[:300]}; "
+                       "the run stopped before its profile and timed calls")
+        return
+    v.flags.append("profile_missing: the run reported no profile of the candidate's forward")
