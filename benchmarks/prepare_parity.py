@@ -1,5 +1,5 @@
 """Does preparing a reference with each configuration's model built once give exactly what building
-it anew for every case gave? (kbench_lib.judging.prepared._ModelsBuilt, added 2026-11-27.)
+it anew for every case gave? (kbench_lib.judging.reference_models.ReferenceModels.)
 
 For each problem of the suite, its reference side is prepared twice with the same seeds: as the
 judge does (one model per configuration and init seed, its parameters and buffers restored before
@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from kbench_lib.judging import prepared as prepared_module  # noqa: E402
+from kbench_lib.judging.reference_models import ReferenceModels  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.suite.problems import discover  # noqa: E402
 
@@ -40,12 +41,12 @@ def prepare_both(problem, device: str, small: bool, seed: int = 1234):
     t0 = time.monotonic()
     shared = prepared_module.prepare(problem, device, opts, small, seed)
     t1 = time.monotonic()
-    real = prepared_module._ModelsBuilt.get
-    prepared_module._ModelsBuilt.get = _fresh
+    real = ReferenceModels.get
+    ReferenceModels.get = _fresh
     try:
         fresh = prepared_module.prepare(problem, device, opts, small, seed)
     finally:
-        prepared_module._ModelsBuilt.get = real
+        ReferenceModels.get = real
     return shared, fresh, t1 - t0, time.monotonic() - t1
 
 

@@ -135,7 +135,7 @@ def test_a_task_too_large_to_hold_is_checked_on_fewer_sets_or_refused(tmp_path, 
     candidate runs."""
     from kbench_lib.candidates import load_candidate
     from kbench_lib.judging.pipeline import JudgeError, JudgeOptions, judge
-    from kbench_lib.judging import prepared
+    from kbench_lib.judging import plan
     from kbench_lib.suite.problems import load_problem
 
     task = tmp_path / "19_ReLU.py"
@@ -146,11 +146,11 @@ def test_a_task_too_large_to_hold_is_checked_on_fewer_sets_or_refused(tmp_path, 
     full = judge(load_problem(task), load_candidate(cand), opts)
     assert full.correct and not any("input sets" in n for n in full.notes)
     per_set = 16 * 64 * 4
-    monkeypatch.setattr(prepared, "host_memory", lambda: 4 * 6 * per_set)  # a quarter holds six sets
+    monkeypatch.setattr(plan, "host_memory", lambda: 4 * 6 * per_set)  # a quarter holds six sets
     v = judge(load_problem(task), load_candidate(cand), opts)
     assert v.correct and v.seeds_checked < full.seeds_checked, (v.seeds_checked, full.seeds_checked)
     assert any(n.startswith("checked on ") and "of its memory" in n for n in v.notes), v.notes
-    monkeypatch.setattr(prepared, "host_memory", lambda: 4 * per_set // 2)  # a quarter holds half a set
+    monkeypatch.setattr(plan, "host_memory", lambda: 4 * per_set // 2)  # a quarter holds half a set
     with pytest.raises(JudgeError, match=r"MiB per input set.*checked sets on this machine"):
         judge(load_problem(task), load_candidate(cand), opts)
 

@@ -1,4 +1,4 @@
-"""A reference prepared with each configuration's model built once (kbench_lib.judging.prepared._ModelsBuilt)
+"""A reference prepared with each configuration's model built once (kbench_lib.judging.reference_models.ReferenceModels)
 gives bitwise what building a fresh model for every case gave: expected outputs and gradients,
 inputs' and state's fingerprints, for every problem of the suite (benchmarks/prepare_parity.py does
 the same from the command line, also at full size or on a GPU)."""
@@ -10,7 +10,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from prepare_parity import differences, prepare_both  # noqa: E402
 
-from kbench_lib.judging import prepared as prepared_module  # noqa: E402
+from kbench_lib.judging import reference_models  # noqa: E402
 from kbench_lib.suite.problems import discover  # noqa: E402
 
 PROBLEMS = {p.key: p for p in discover(REPO / "problems")}
@@ -40,15 +40,15 @@ def test_without_restoring_its_state_a_training_mode_model_would_differ(monkeypa
     def unrestored(self, config, init_seed):
         key = (config.name, init_seed)
         if key not in self._built:
-            self._built[key] = prepared_module.build_model(self.problem, config, init_seed, self.device, self.precision)
+            self._built[key] = reference_models.build_model(self.problem, config, init_seed, self.device, self.precision)
         return self._built[key]
 
     def unrestored_kept(self):
         model, _ = self._built.get(self._keep, (None, None))
         return model
 
-    monkeypatch.setattr(prepared_module._ModelsBuilt, "get", unrestored)
-    monkeypatch.setattr(prepared_module._ModelsBuilt, "kept", unrestored_kept)
+    monkeypatch.setattr(reference_models.ReferenceModels, "get", unrestored)
+    monkeypatch.setattr(reference_models.ReferenceModels, "kept", unrestored_kept)
     shared, fresh, _, _ = prepare_both(PROBLEMS["level2/17_Gemm_BatchNorm_Hardtanh"], "cpu", small=True)
     diff = differences(shared, fresh)
     assert diff and all(d.endswith("state_sums") for d in diff[:-1]), diff

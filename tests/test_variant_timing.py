@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES
 from kbench_lib.candidates import load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem
-from kbench_lib.judging.prepared import VARIANT_TIMING_SETS, plan_cases, timed_groups
+from kbench_lib.judging.plan import VARIANT_TIMING_SETS, plan_cases, timed_groups
 from kbench_lib.suite.problems import load_problem
 from kbench_lib.records import RecordWriter, read_records, row_from_verdict
 

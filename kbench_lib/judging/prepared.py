@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -35,62 +34,16 @@ from .. import protocols
 from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
-from ..suite.problems import Config, Problem, ProblemError, eval_config
-from ..provenance import device_name, host_memory
-from ..suite.reference import Case, build_model, build_reference, in_mode, make_case, make_inputs, set_flags, state_fingerprint, upstream_grads
+from ..suite.problems import Config, Problem, ProblemError
+from ..provenance import device_name
+from ..suite.reference import Case, build_reference, in_mode, make_case, make_inputs, set_flags, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
 from ..measure.timing_summary import host_bound
-from ..isolation.worker.timed import timing_groups
+from .plan import VARIANT_TIMING_SETS, CaseSpec, fit_checked_sets, in_training_mode, plan_cases, timed_groups  # noqa: F401 - the plan, also read here
+from .reference_models import ReferenceModels
 
 DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory
-VARIANT_TIMING_SETS = 3  # never-seen input sets per variant for its timed rotation (``time_variants``)
-
-
-@dataclass(frozen=True)
-class CaseSpec:
-    config: Config
-    init_seed: int
-    input_seed: int
-    timed: bool
-
-
-def plan_cases(problem: Problem, base: int, small: bool, n_seeds: int, variant_seeds: int, timing_sets: int,
-               device: str | None = None, variant_timing_sets: int = 0, eval_sets: int = 0,
-               timed_mode: str = "train") -> list[CaseSpec]:
-    """The default configuration with ``n_seeds`` input sets over one model, the default's eval
-    configuration (:func:`eval_config`) on the first ``eval_sets`` of the default's seeds, every
-    variant with ``variant_seeds`` sets, ``timing_sets`` more default sets that only the timed
-    calls see (in ``timed_mode``: the eval configuration's where it is "eval"), then
-    ``variant_timing_sets`` more sets of each variant (same model as its checked sets) for timing
-    the variants (none without default timing sets: the first timed group is the default's, for the
-    worker and the judge alike). Timed sets come last, the default configuration's first. The
-    configurations every protocol decides by (the default and its eval configuration) come before
-    the variants: a variant whose failure leaves the CUDA context unusable stops the worker's
-    checks, and what it stops is then only what no protocol but kbench's reads."""
-    configs = problem.configs(small=small, device=device)
-
-    def sets(v: int, cfg: Config, first: int, n: int, timed: bool) -> list[CaseSpec]:
-        init = base + 104729 * v
-        return [CaseSpec(cfg, init, init + 1 + 7919 * k, timed) for k in range(first, first + n)]
-
-    out = sets(0, configs[0], 0, n_seeds, False)
-    out += sets(0, eval_config(configs[0]), 0, min(eval_sets, n_seeds), False)
-    for v, cfg in enumerate(configs[1:], start=1):
-        out += sets(v, cfg, 0, variant_seeds, False)
-    out += sets(0, eval_config(configs[0]) if timed_mode == "eval" else configs[0], n_seeds, timing_sets, True)
-    if timing_sets <= 0:  # variants are timed only beside the default configuration, which comes first
-        return out
-    for v, cfg in enumerate(configs[1:], start=1):
-        out += sets(v, cfg, variant_seeds, variant_timing_sets, True)
-    return out
-
-
-def timed_groups(specs: list[CaseSpec]) -> list[tuple[str, list[int], list[int]]]:
-    """(configuration name, indices of its timed sets, indices of its checked sets) for every
-    configuration with timed sets, the default configuration first: what the worker times, and
-    what the judge re-checks and times the baseline on (the worker's own rule, on the same plan)."""
-    return timing_groups([{"config": s.config.name, "timed": s.timed} for s in specs])
 
 
 @dataclass
@@ -476,140 +429,11 @@ def _backward_call(model):
     return call
 
 
-# what a task's expected outputs over its checked sets may take: the judge keeps them (on the GPU, or
-# in host memory where they do not fit there) and the candidate's worker hands back as much
-HOLD_SHARE = 0.25
-
-
-def _fit_checked_sets(problem: Problem, first: Case, specs: list[CaseSpec]) -> tuple[list[CaseSpec], str | None]:
-    """The plan, with as many checked sets as the judge can hold: a task's expected outputs over its
-    checked sets (the first set's size times their count; variants are never larger) may take
-    :data:`HOLD_SHARE` of this machine's memory. Judged with more, the judge's process and the
-    worker's result files would exhaust the host (a task's 4 GiB output over ten input sets takes a
-    third of a 125 GiB host). Over the share, each configuration keeps a prefix of its checked sets,
-    the largest count cut first, down to two of the default's (what the degenerate-task check
-    compares) and one of every other configuration; the note says how many were checked. Raises
-    :class:`ProblemError` (its candidates recorded as ``judge_error``, the batch going on) where even
-    that is over the share."""
-    per_set = nbytes([first.expected, first.expected_input_grads, list(first.expected_param_grads.values())])
-    limit = int(HOLD_SHARE * host_memory())
-    counts = Counter(s.config.name for s in specs if not s.timed)
-    total = sum(counts.values())
-    if per_set * max(1, total) <= limit:
-        return specs, None
-    floor = {name: 2 if i == 0 else 1 for i, name in enumerate(counts)}
-    keep = dict(counts)
-    while per_set * sum(keep.values()) > limit:
-        name = max((n for n in keep if keep[n] > floor[n]), key=lambda n: keep[n] - floor[n], default=None)
-        if name is None:
-            raise ProblemError(f"{problem.key}: its outputs take {_size(per_set)} per input set, more than the judge holds "
-                               f"over {sum(keep.values())} checked sets on this machine ({_size(limit)}, {HOLD_SHARE:g} of its memory): not judged")
-        keep[name] -= 1
-    seen: Counter = Counter()
-    fitted = []
-    for s in specs:
-        if not s.timed:
-            seen[s.config.name] += 1
-            if seen[s.config.name] > keep[s.config.name]:
-                continue
-        fitted.append(s)
-    kept = sum(keep.values())
-    return fitted, (f"checked on {kept} of {total} input sets: its outputs take {_size(per_set)} per set, and the judge "
-                    f"holds {_size(limit)} of them on this machine ({HOLD_SHARE:g} of its memory)")
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
-
-
-def _in_training_mode(specs: list[CaseSpec]) -> list[CaseSpec]:
-    """The plan without its eval configuration: its checked sets left out, its timed sets run in
-    training mode (the reference failed in eval mode)."""
-    from dataclasses import replace
-
-    out = []
-    for x in specs:
-        if x.config.mode != "eval":
-            out.append(x)
-        elif x.timed:
-            out.append(replace(x, config=Config(x.config.model_name, dict(x.config.overrides), x.config.derived)))
-    return out
-
-
 def _fits_on_device(device: str, need: int) -> bool:
     if not device.startswith("cuda"):
         return False
     free, total = torch.cuda.mem_get_info(torch.device(device))
     return need <= DEVICE_SHARE * total and need < free // 2
-
-
-class _ModelsBuilt:
-    """The reference model of each (configuration, init seed) of one preparation, built once and
-    handed to every case of it as built: its parameters and buffers restored before each (a
-    module in training mode moves its buffers as it runs). Building a model means initialising
-    its parameters on the CPU and copying them to the device: built anew for each case, a level-2
-    GEMM problem's model (a 2304 x 32000 projection) takes 2-10 s to prepare. A case's inputs are
-    drawn from a fresh namespace of the problem, as
-    the candidate's worker draws them.
-
-    ``keep``, (configuration name, init seed), names the model handed on once the cases are done
-    (:meth:`kept`): the timed configuration's, which the eager baseline and the re-check of every
-    candidate's timed sets run, and which was otherwise built a second time (a level-3 problem's
-    model, tens of millions of parameters initialised on the CPU: 0.1-0.4 s a build)."""
-
-    def __init__(self, problem: Problem, device: str, precision: str, specs: list, keep: tuple[str, int] | None = None):
-        self.problem, self.device, self.precision = problem, device, precision
-        self._built: dict[tuple[str, int], tuple] = {}
-        # cases still to come per model; an eval configuration has a model of its own, built afresh as
-        # the candidate's is: a module may keep state outside its state_dict (a recurrent cell's hidden
-        # state) that its training configuration's cases moved
-        self._uses = Counter((s.config.name, s.init_seed) for s in specs)
-        self._keep = keep
-        # each model's state fingerprints, taken as built: every case restores that state, so the
-        # fingerprints are the same for all of them (a 70-million-parameter state, 12 cases: once, not 12 times)
-        self._sums: dict[tuple[str, int], dict] = {}
-
-    def get(self, config, init_seed: int) -> tuple:
-        """(model, init_inputs) for the next case of ``config`` and ``init_seed``, as built after
-        that seed; a model is let go with its last case (but the one to keep)."""
-        key = (config.name, init_seed)
-        self._uses[key] -= 1
-        drop = self._uses[key] <= 0 and key != self._keep
-        if key not in self._built:
-            model, init_inputs = build_model(self.problem, config, init_seed, self.device, self.precision)
-            self._sums[key] = state_fingerprint(model.state_dict())
-            if not drop:
-                self._built[key] = (model, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
-            return model, init_inputs
-        model, init_inputs, pristine = self._built.pop(key) if drop else self._built[key]
-        with torch.no_grad():
-            model.load_state_dict(pristine)
-        return model, init_inputs
-
-    def left_out(self, specs: list) -> None:
-        """Cases of the plan that will not come (left out of it): their models are let go with the
-        last case that does."""
-        for s in specs:
-            key = (s.config.name, s.init_seed)
-            self._uses[key] -= 1
-            if self._uses[key] <= 0 and key != self._keep:
-                self._built.pop(key, None)
-
-    def state_sums(self, config, init_seed: int) -> dict | None:
-        """The state fingerprints of the model of ``config`` and ``init_seed`` as built (None
-        before :meth:`get` built it)."""
-        return self._sums.get((config.name, init_seed))
-
-    def kept(self):
-        """The model named ``keep`` as built (its parameters and buffers restored), its pristine copy
-        let go; None where no case used it."""
-        entry = self._built.pop(self._keep, None) if self._keep is not None else None
-        if entry is None:
-            return None
-        model, _, pristine = entry
-        with torch.no_grad():
-            model.load_state_dict(pristine)
-        return model
 
 
 class PreparationCancelled(Exception):
@@ -635,7 +459,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
     fit_notes: list[str] = []
     try:
         first_timed = next((s for s in specs if s.timed), None)
-        models = _ModelsBuilt(problem, device, opts.precision, specs,
+        models = ReferenceModels(problem, device, opts.precision, specs,
                               keep=(first_timed.config.name, first_timed.init_seed) if first_timed else None)
         i = 0
         while i < len(specs):
@@ -651,7 +475,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                 if not probing:
                     raise
                 found = modes.raised(e)
-                specs = _in_training_mode(specs)
+                specs = in_training_mode(specs)
                 continue
             if probing:
                 # the first eval set has the default's first set's seeds: whether the reference depends on training
@@ -661,7 +485,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
                     continue
             cases.append(case)
             if len(cases) == 1:
-                fitted, note = _fit_checked_sets(problem, case, specs)
+                fitted, note = fit_checked_sets(problem, case, specs)
                 if note:
                     models.left_out([x for x in specs if x not in fitted])
                     specs, fit_notes = fitted, [note]
