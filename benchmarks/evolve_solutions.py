@@ -51,9 +51,9 @@ sys.path.insert(0, str(REPO))
 
 from kbench_lib.generation.runs import select  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem  # noqa: E402
-from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
-from kbench_lib.records import RecordWriter, read_records, row_from_verdict, save_records  # noqa: E402
-from kbench_lib.search_metrics import verifier_confusion  # noqa: E402
+from kbench_lib.core.provenance import device_name, device_slug, resolve_device  # noqa: E402
+from kbench_lib.scoring.records import RecordWriter, read_records, row_from_verdict, save_records  # noqa: E402
+from kbench_lib.reports.search_metrics import verifier_confusion  # noqa: E402
 from kbench_lib.strategies import TunerProposer, run_strategy, workflow  # noqa: E402
 from kbench_lib.workflows import runnable_backends  # noqa: E402
 
@@ -291,7 +291,7 @@ def search_all(todo, a, opts: JudgeOptions, run: Run, tuner: TunerProposer, prob
 def finish(run: Run, problems, a, minutes: float) -> dict:
     """The figures and the report of everything recorded so far; the records folder goes (all of it
     is in records.parquet)."""
-    from kbench_lib.metrics import timing_kind
+    from kbench_lib.scoring.metrics import timing_kind
 
     complete = all(run.done(p) for p in problems) and not [e for e in run.results if _extendable(e, a)]
     rows = run.records()

@@ -44,7 +44,7 @@ if [[ $what == all || $what == solutions ]]; then
   tar -czf "$OUT/solutions-${RUN_ID:-solutions}-parts.tar.gz" -C /tmp/runs "${RUN_ID:-solutions}/records"
   python3 - "$OUT" <<'PY'
 import os, sys
-from kbench_lib.records import read_records, save_records
+from kbench_lib.scoring.records import read_records, save_records
 df = read_records("/tmp/runs", os.environ.get("RUN_ID", "solutions"))
 save_records(df, f"{sys.argv[1]}/solutions-{os.environ.get('RUN_ID', 'solutions')}.parquet")
 import pandas as pd

@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from judge_speed import candidates  # noqa: E402  (the same fixture candidates)
 
-from kbench_lib.candidates import load_candidate  # noqa: E402
+from kbench_lib.core.candidates import load_candidate  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions, judge  # noqa: E402
 from kbench_lib.suite.problems import find_problem, load_problem  # noqa: E402
 

@@ -41,7 +41,7 @@ from tqdm import tqdm  # noqa: E402
 
 from kbench_lib.judging.modes import DEPENDS_TOL  # noqa: E402
 from kbench_lib.measure.compare import measure_outputs  # noqa: E402
-from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
+from kbench_lib.core.provenance import device_name, device_slug, resolve_device  # noqa: E402
 from kbench_lib.suite.problems import discover  # noqa: E402
 from kbench_lib.suite.reference import build_reference, in_mode, set_flags  # noqa: E402
 

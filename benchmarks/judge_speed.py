@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from kbench_lib.candidates import Candidate, load_candidate  # noqa: E402
+from kbench_lib.core.candidates import Candidate, load_candidate  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem  # noqa: E402
 from kbench_lib.suite.problems import load_problem  # noqa: E402
 

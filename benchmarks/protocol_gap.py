@@ -11,14 +11,14 @@ task (and one told to use IEEE fp32), a tanh-approximated GELU for the exact one
 kernel that hard-codes the declared row length, and an honest Triton Softplus and a memoising cheat
 on an upstream-format problem of a few microseconds. It is judged once under ``kbench`` (one batch,
 guards on); every verdict is then read under each protocol from the same records
-(:func:`kbench_lib.metrics.under_protocol`) and set beside what a careful reviewer expects
+(:func:`kbench_lib.scoring.metrics.under_protocol`) and set beside what a careful reviewer expects
 (:data:`EXPECTED`, at full size on a GPU). One JSON row per candidate goes to
 ``<out-dir>/<device-slug>/protocol_gap-<date>.json``; the run's records to ``--records-dir``.
 Takes about a minute on an H100 (the GEMMs' Triton compilation most of it).
 
 ``--suite-models reference torch-compile`` judges those models too, in the same run, over the
 problems of ``--levels`` that have a reference solution (the same problems for every model), and
-``--figures-dir`` draws the protocol figure over everything judged (:func:`kbench_lib.plots.protocol_plot`:
+``--figures-dir`` draws the protocol figure over everything judged (:func:`kbench_lib.reports.plots.protocol_plot`:
 fast_0 and fast_1 under each protocol per model; what kernelbench-v0 accepts and kbench rejects,
 by cause) to ``<figures-dir>/<device-slug>/protocol_gap.{pdf,png}``.
 """
@@ -38,12 +38,14 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kbench_lib import metrics, plots, protocols, workflows  # noqa: E402
+from kbench_lib import workflows  # noqa: E402
+from kbench_lib.reports import plots  # noqa: E402
+from kbench_lib.scoring import metrics, protocols  # noqa: E402
 from kbench_lib.batch import runner  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.suite.problems import load_problem  # noqa: E402
-from kbench_lib.provenance import device_slug, slug  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.core.provenance import device_slug, slug  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 
 SET = REPO / "benchmarks" / "fixtures" / "agent_style"
 PROBLEMS = {"2_Rectangular_Matmul": REPO / "problems" / "level1" / "2_Rectangular_Matmul.py",

@@ -49,9 +49,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import throughput  # noqa: E402
 from kbench_lib.batch import runner  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
-from kbench_lib.provenance import device_name, device_slug  # noqa: E402
+from kbench_lib.core.provenance import device_name, device_slug  # noqa: E402
 from kbench_lib.suite.problems import load_problem  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 
 
 def laid_out(work: Path, min_candidates: int, keep, device: str) -> tuple[list, str]:

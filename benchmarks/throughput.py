@@ -12,7 +12,7 @@ Everything goes through ``runner.run_batch``, as ``kbench run`` does: one prepar
 problem, builds on the CPU cores while judging goes on, one judging thread per GPU.
 
 ``--batch level1|level2|level3`` judges the ``eager`` control instead (the problem's own Model as
-the candidate, :func:`kbench_lib.models.eager_model`) over every problem of that level: nothing to
+the candidate, :func:`kbench_lib.generation.models.eager_model`) over every problem of that level: nothing to
 build, so the judge's own cost per problem, stage by stage, and the bias of its clocks (the
 control's speedup over eager should be 1.0: ``eager_speedup`` gives the median, the share within
 0.95-1.05 and the problems outside it, with their flags and stage times).
@@ -49,18 +49,18 @@ sys.path.insert(0, str(REPO / "tests" / "adversarial"))
 
 from kbench_lib.batch import runner  # noqa: E402
 from kbench_lib.isolation import server_pool  # noqa: E402
-from kbench_lib.candidates import load_candidate  # noqa: E402
-from kbench_lib.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
+from kbench_lib.core.candidates import load_candidate  # noqa: E402
+from kbench_lib.core.cpu_sets import format_cpulist, gpu_cpu_sets  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
 from kbench_lib.generation.runs import select  # noqa: E402
 from kbench_lib.measure.timing_summary import _host_bound  # noqa: E402
 from kbench_lib.measure.host_speed import speed_ratio  # noqa: E402
 from kbench_lib.judging import reference_store  # noqa: E402
-from kbench_lib.lane_process import lane_pids  # noqa: E402
-from kbench_lib.models import SOLUTIONS  # noqa: E402
+from kbench_lib.batch.lane_host import lane_pids  # noqa: E402
+from kbench_lib.generation.models import SOLUTIONS  # noqa: E402
 from kbench_lib.suite.problems import discover, load_problem  # noqa: E402
-from kbench_lib.provenance import device_name, device_slug, resolve_device  # noqa: E402
-from kbench_lib.records import read_records, save_records  # noqa: E402
+from kbench_lib.core.provenance import device_name, device_slug, resolve_device  # noqa: E402
+from kbench_lib.scoring.records import read_records, save_records  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures"
 ADV = REPO / "tests" / "adversarial"
@@ -134,7 +134,7 @@ class Peaks:
     def now(cls) -> dict[str, int]:
         """The judge's RSS and its parts now, in bytes (``/proc/<pid>/status``): this process's, with
         those of its lane processes where a batch over several GPUs judges each in its own
-        (:mod:`kbench_lib.lane_process`)."""
+        (:mod:`kbench_lib.batch.lane_process`)."""
         total = dict.fromkeys(cls.PARTS.values(), 0)
         for pid in ["self", *lane_pids()]:
             try:
@@ -489,7 +489,7 @@ def measure(problems, models, gpus: int, guards: bool, device: str, args, root: 
             "servers_ready_s": sorted(round(s.ready_wall - started_wall, 2) for s in server_pool.started_servers()),
             # when each lane first saw its server ready (lane processes' servers are not this process's)
             "servers_seen_s": servers_seen(timeline.events),
-            # each GPU judged by a process of its own (kbench_lib.lane_process): the RSS figures sum them
+            # each GPU judged by a process of its own (kbench_lib.batch.lane_process): the RSS figures sum them
             "lane_processes": runner.lane_processes_by_default(runner.batch_devices(opts, gpus)),
             # the batch's timeline: references prepared (and how long each took), servers seen ready, judgements begun
             "timeline": timeline.events,

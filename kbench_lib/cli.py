@@ -16,7 +16,6 @@ import faulthandler
 import json
 import os
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -36,7 +35,7 @@ def _judge_options(a):
 
 def _protocol(name: str) -> str:
     """argparse type of ``--protocol``: a one-line error listing the choices for any other name."""
-    from .protocols import UnknownProtocol, check
+    from .scoring.protocols import UnknownProtocol, check
 
     try:
         return check(name)
@@ -46,7 +45,7 @@ def _protocol(name: str) -> str:
 
 def _flag_policy(name: str) -> str:
     """argparse type of ``--trust``: a one-line error listing the choices for any other name."""
-    from .flags import UnknownFlagPolicy, check_policy
+    from .scoring.flags import UnknownFlagPolicy, check_policy
 
     try:
         return check_policy(name)
@@ -83,7 +82,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(a) -> int:
-    from .candidates import load_candidate
+    from .core.candidates import load_candidate
     from .judging.pipeline import JudgeError, judge
     from .suite.problems import ProblemError, resolve
 
@@ -98,7 +97,8 @@ def cmd_eval(a) -> int:
     except JudgeError as e:
         print(f"kbench eval: the judge could not run: {e}", file=sys.stderr)
         return 3
-    from .flags import classes
+    from .reports.verdict_text import verdict_lines
+    from .scoring.flags import classes
 
     d = verdict.to_dict()
     d["timing"] = _timing_kind(verdict)
@@ -106,88 +106,19 @@ def cmd_eval(a) -> int:
     if a.json:
         print(json.dumps(d, default=str))
     else:
-        for line in _verdict_lines(verdict, problem, candidate, d["timing"]):
+        for line in verdict_lines(verdict, problem, candidate, d["timing"]):
             print(line)
     return 0
 
 
 def _timing_kind(verdict) -> str:
-    """Where the verdict's times come from (the rule of :func:`kbench_lib.metrics.timing_kind`)."""
+    """Where the verdict's times come from (the rule of :func:`kbench_lib.scoring.metrics.timing_kind`)."""
     import pandas as pd
 
-    from .metrics import timing_kind
+    from .scoring.metrics import timing_kind
 
     row = {"device": verdict.device, "small": verdict.small, "backend": verdict.backend}
     return str(timing_kind(pd.DataFrame([row])).iloc[0])
-
-
-def _checks_line(verdict, problem) -> str:
-    """What correctness covered, in words: input sets of the default configuration, shape variants."""
-    size = "SMALL" if verdict.small else "full-size"
-    planned = len(problem.small_variants if verdict.small else problem.variants)
-    line = f"  checked {verdict.seeds_checked} input sets of the {size} configuration"
-    derived = len(verdict.variants_derived)
-    if planned and not derived:
-        line += f" and {verdict.variants_checked} of its {planned} shape variants"
-    elif derived:
-        line += f" and {verdict.variants_checked} shape variants ({planned} declared, {derived} derived from its size constants)"
-    elif verdict.small and problem.variants:
-        line += f"; its {len(problem.variants)} shape variants are full-size only (no SMALL_VARIANTS), checked with --full"
-    else:
-        line += "; the problem defines no shape variants"
-    err = "-" if verdict.max_abs_err is None else f"{verdict.max_abs_err:.3g}"
-    return f"{line}; max abs err {err}"
-
-
-def _verdict_lines(verdict, problem, candidate, kind: str) -> list[str]:
-    from .flags import flag_class
-    from .metrics import TIMING_KINDS
-
-    status = "CORRECT" if verdict.correct else f"FAILED ({verdict.failure})"
-    lines = [f"{problem.key}  [{candidate.backend} on {verdict.device_name}, {verdict.precision}]  {status}"]
-    if verdict.message:
-        lines.append(textwrap.indent(verdict.message.strip()[:2000], "  "))
-    lines += [f"  FLAG [{flag_class(f)}] {f}" for f in verdict.flags]
-    if verdict.runtime_ms is not None and kind == "gpu":
-        lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   speedup {verdict.speedup:.3g}x")
-        if verdict.speedup_compile is not None:
-            lines.append(f"  torch.compile {verdict.baseline_compile_ms:.4f} ms   speedup {verdict.speedup_compile:.3g}x")
-    elif verdict.runtime_ms is not None:
-        lines.append(f"  runtime {verdict.runtime_ms:.4f} ms   eager {verdict.baseline_ms:.4f} ms   "
-                     f"timed by {TIMING_KINDS[kind]}: no kernel speedup")
-    lines += _variant_timing_lines(verdict, kind)
-    if verdict.correct:
-        lines.append(_checks_line(verdict, problem))
-    elif verdict.cause and verdict.cause != verdict.failure:
-        lines.append(f"  cause: {verdict.cause}")
-    lines += _config_lines(verdict)
-    return lines
-
-
-def _config_lines(verdict) -> list[str]:
-    """One line per configuration checked (or not), under the verdict's protocol."""
-    from .protocols import ENVELOPES, config_state, scoped
-
-    if not verdict.configs:
-        return []
-    deciding = {c.get("config") for c in scoped(verdict.protocol, verdict.configs)}
-    lines = [f"  configurations (protocol {verdict.protocol}; * decides correct):"]
-    for c in verdict.configs:
-        mark = "*" if c["config"] in deciding else " "
-        state = f"follows {c['follows']}" if c.get("follows") else config_state(c)
-        need = "" if c["tol_needed"] is None else f"  tol_needed {c['tol_needed']:.3g}"
-        err = "" if c["max_abs_err"] is None else f"  max abs err {c['max_abs_err']:.3g}"
-        ref = "".join(f"  reference in {name} {c[field]:.3g}" for field, name in ENVELOPES if c.get(field) is not None)
-        why = f"  ({c['reason']})" if not c["checked"] and c.get("reason") else ""
-        note = f"  [{c['note']}]" if c.get("note") else ""
-        lines.append(f"   {mark} {c['config']:<24} {c['kind']:<8} {state}{need}{err}{ref}{why}{note}")
-    return lines
-
-
-def _variant_timing_lines(verdict, kind: str) -> list[str]:
-    """--time-variants: one line per timed variant (a speedup only where the times are a kernel's)."""
-    return [f"    on {name}: runtime {t['runtime_ms']:.4f} ms   eager {t['baseline_ms']:.4f} ms"
-            + (f"   speedup {t['speedup']:.3g}x" if kind == "gpu" else "") for name, t in verdict.variant_timings.items()]
 
 
 def _selected_problems(a, verb: str) -> list | None:
@@ -256,10 +187,10 @@ def cmd_run(a) -> int:
     from .cluster.errors import ClusterError
     from .generation.errors import MissingExtra
     from .generation.spec import SpecError
-    from .models import ModelUnavailable
+    from .generation.models import ModelUnavailable
     from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
-    from .models import unknown_model
+    from .generation.models import unknown_model
 
     why = None if _searches(a) else unknown_model(a.model)
     if why:  # before anything is read or started: one line
@@ -289,12 +220,12 @@ def cmd_run(a) -> int:
         print(f"kbench run: {e}", file=sys.stderr)
         print(f"kbench run: verdicts already recorded are kept; --run-id {run_id} resumes this run", file=sys.stderr)
         return 4
-    from .flags import trusted
+    from .scoring.flags import trusted
 
     n_ok = sum(trusted(r["correct"], r["flags"], a.trust) for r in rows)
     words = "correct and unflagged" if a.trust == "strict" else f"trusted under {a.trust} (correct, no cheat flag)"
     print(f"run {run_id}: {len(rows)} verdicts written, {n_ok} {words}")
-    from .models import NOTES, is_control
+    from .generation.models import NOTES, is_control
 
     if is_control(a.model) and rows:  # its flags are expected: say why before a reader takes it for a failed model
         print(f"  {NOTES[a.model]}")
@@ -365,7 +296,7 @@ def cmd_lint(a) -> int:
 
     from .suite.lint import lint_problem, summarize
     from .suite.problems import discover_with_errors
-    from .provenance import resolve_device
+    from .core.provenance import resolve_device
 
     device = resolve_device(a.device)
     small = a.small if a.small is not None else not device.startswith("cuda")

@@ -94,7 +94,7 @@ def problem_of(name: str):
 
 def _read_cell(line: str, cell: str):
     """The options, problem and candidate of a cell; :class:`LabError` for a cell the lab cannot judge."""
-    from .candidates import Candidate, detect_backend
+    from .core.candidates import Candidate, detect_backend
 
     try:
         a = parser().parse_args(shlex.split(line))
@@ -357,7 +357,7 @@ class LabJudgement:
 
 def _record(verdict, problem, candidate, a) -> tuple[int, str]:
     """Appends the attempt to the lab run; returns (attempt number, run id)."""
-    from .records import RecordWriter, read_records, row_from_verdict
+    from .scoring.records import RecordWriter, read_records, row_from_verdict
     from .batch.runner import RUNS_ROOT
 
     root = Path(a.runs_root) if a.runs_root else RUNS_ROOT
@@ -414,7 +414,7 @@ def _times(d: dict) -> str:
 
 
 def _configs_table(configs: list) -> str:
-    from .protocols import config_state
+    from .scoring.protocols import config_state
 
     if not configs:
         return ""
@@ -462,7 +462,7 @@ def options_line(problem, device: str, protocol: str = "kbench", run_id: str | N
 def stored_baselines(problem):
     """``problem``'s baselines committed under ``results/`` (eager, torch.compile, CUDA graphs; each
     with its device) and its roofline bound ``sol_ms``."""
-    from . import committed
+    from .scoring import committed
 
     stored = committed.baselines()
     if not len(stored):
@@ -509,8 +509,8 @@ def kbench(line: str, cell: str):
 def render_text(d: dict) -> str:
     """The verdict as plain text (a terminal's IPython shows this): status, cause, message, flags
     with their classes, times where a GPU timed a kernel, and the configurations."""
-    from .flags import flag_class
-    from .protocols import config_state
+    from .scoring.flags import flag_class
+    from .scoring.protocols import config_state
 
     status = "CORRECT" if d.get("correct") else f"FAILED ({d.get('failure')})"
     lines = [f"{status}  {d.get('problem')}  [{d.get('backend')} on {d.get('device_name')}, {d.get('precision')}, "

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics, plots, protocols
+from .scoring import metrics, protocols
+from .reports import plots
 from .judging.pipeline import JudgeOptions
-from .models import get_model, is_control
+from .generation.models import get_model, is_control
 from .suite.problems import Problem, discover_with_errors
-from .provenance import resolve_device
-from .provenance import slug as device_slug_of
-from .records import display_name, read_records
+from .core.provenance import resolve_device
+from .core.provenance import slug as device_slug_of
+from .scoring.records import display_name, read_records
 from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,7 +115,7 @@ def timing_note(df: pd.DataFrame) -> str:
     if other:
         note += (f" The {other} not timed as GPU kernels at the benchmark's size show correctness, failures and flags"
                  " only: their times are not kernel speedups, so they are left out of fast_p for p > 0, the"
-                 " geometric means and the speedup figures (kbench_lib.metrics.timing_kind).")
+                 " geometric means and the speedup figures (kbench_lib.scoring.metrics.timing_kind).")
         if "proposal_id" in df and df["proposal_id"].notna().any():  # a search's records
             note += (" A search without kernel timings has no speedup to select on: it ranks its trusted candidates"
                      " alike (the earlier first), comparing correctness, not speed.")
@@ -123,14 +124,14 @@ def timing_note(df: pd.DataFrame) -> str:
 
 def model_notes(df: pd.DataFrame) -> list[str]:
     """What each model in the rows is for, where that changes how its verdicts read (models.NOTES)."""
-    from .models import NOTES
+    from .generation.models import NOTES
 
     return [NOTES[m] for m in sorted(df["model"].dropna().unique()) if m in NOTES]
 
 
 def model_labels(df: pd.DataFrame) -> dict[str, str]:
     """Model names with their role, for figures: ``torch-compile (compiler baseline)``."""
-    from .models import ROLES
+    from .generation.models import ROLES
 
     return {m: f"{m} ({ROLES[m]})" for m in df["model"].dropna().unique() if m in ROLES}
 
@@ -173,7 +174,7 @@ def _draw(made: dict, name: str, draw, out_dir: Path) -> None:
 def show(made: dict, scale: float = 0.5) -> None:
     """Displays the saved PNGs of ``made`` ({name: [paths]}) in a notebook, at ``scale`` of their
     pixel size (0.5: 150 dpi, where the style's smallest label reads at about 11 pt:
-    :func:`kbench_lib.plots.displayed_label_pt`), each under its name: what is shown is the file a
+    :func:`kbench_lib.reports.plots.displayed_label_pt`), each under its name: what is shown is the file a
     paper would use."""
     import struct
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from kbench_lib.analysis import data, explorer, failures, fusion, results, scaling, tables
-from kbench_lib.records import SCHEMA
+from kbench_lib.scoring.records import SCHEMA
 
 GPU = dict(device="cuda", device_name="GPU X", small=False, precision="fp32", run_id="r1", model="m", strategy="single", turn=0, flags=[],
            tags=["elementwise"], backend="cuda")
@@ -299,7 +299,7 @@ def test_explorer_with_no_matching_rows():
 def test_profile_and_source_columns_round_trip_and_old_files_read_null(tmp_path):
     import pyarrow.parquet as pq
 
-    from kbench_lib.records import RecordWriter, read_records, row_from_verdict
+    from kbench_lib.scoring.records import RecordWriter, read_records, row_from_verdict
 
     v = {"problem": "level1/a", "correct": True, "profile_ops": {"aten::mm": 1}, "reference_ops": {"aten::mm": 1, "aten::relu": 1},
          "profile_kernels": KERNELS, "reference_n_kernels": 2}
@@ -320,7 +320,7 @@ def test_load_reads_a_committed_run_once_and_keeps_the_latest_local_row(tmp_path
     import datetime as dt
     import subprocess
 
-    from kbench_lib.records import RecordWriter
+    from kbench_lib.scoring.records import RecordWriter
 
     results_dir = tmp_path / "results"  # a git checkout: the files git tracks are committed
     runs = results_dir / "runs"

@@ -44,7 +44,7 @@ def test_notebook_runs_on_cpu_and_committed_records(cpu_run, tmp_path, name):
                         parameters={"runs_root": str(root), "out_dir": str(tmp_path / "out"), "n_boot": 200} if name == "04_results"
                         else {"runs_root": str(root), "out_dir": str(tmp_path / "out")}, progress_bar=False)
     text = _text(json.loads(out.read_text()))
-    from kbench_lib import committed
+    from kbench_lib.scoring import committed
 
     n_committed = len(committed.records()[0])  # every committed record file: solutions and search runs alike
     assert "local: 11 verdicts" in text and f"committed: {n_committed} verdicts" in text

@@ -98,7 +98,7 @@ def test_levels_are_taken_in_turn():
 def test_the_measuring_child_is_told_the_code_version(tmp_path, monkeypatch):
     """The sandbox passes no environment on by itself; a copy of the tree without .git (the GPU
     machine's) knows its commit only from KBENCH_GIT_SHA, so the sweep hands it over."""
-    from kbench_lib import provenance
+    from kbench_lib.core import provenance
     from kbench_lib.judging import baselines
 
     monkeypatch.setenv("KBENCH_GIT_SHA", "abc1234")

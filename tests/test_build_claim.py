@@ -1,12 +1,12 @@
-"""Torch's build lock left by a killed process (kbench_lib.build_claim): cleared before the next
+"""Torch's build lock left by a killed process (kbench_lib.core.build_claim): cleared before the next
 build or worker of the same source when no other process uses the folder, left alone while one
 does; an honest candidate whose first build was killed builds and passes the next time."""
 import os
 import threading
 
 from kbench_lib.judging import build
-from kbench_lib.build_claim import BuildClaim
-from kbench_lib.candidates import Candidate
+from kbench_lib.core.build_claim import BuildClaim
+from kbench_lib.core.candidates import Candidate
 from kbench_lib.judging.pipeline import JudgeOptions, build_candidate, judge
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from kbench_lib.candidates import Candidate, detect_backend, load_candidate
+from kbench_lib.core.candidates import Candidate, detect_backend, load_candidate
 
 
 @pytest.mark.parametrize(

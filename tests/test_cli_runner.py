@@ -7,7 +7,7 @@ import pytest
 
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.suite.problems import discover_with_errors
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 from kbench_lib.batch.runner import run_batch
 
 pytestmark = pytest.mark.slow
@@ -71,8 +71,8 @@ def test_batch_goes_on_and_records_everything(fixtures, tmp_path):
 
 
 def test_torch_compile_model_source_is_a_valid_candidate(scale_add_relu):
-    from kbench_lib.candidates import detect_backend
-    from kbench_lib.models import compile_source
+    from kbench_lib.core.candidates import detect_backend
+    from kbench_lib.generation.models import compile_source
 
     src = compile_source(scale_add_relu)
     compile(src, "c.py", "exec")
@@ -83,7 +83,7 @@ def test_the_eager_control_is_the_problems_own_model_judged_flagged_and_timed(sc
     """The ``eager`` model (the judge's clock control): the problem's Model as the candidate, correct,
     flagged as writing no kernel, and timed (its speedup over eager measures the clocks' bias)."""
     from kbench_lib.judging.pipeline import JudgeOptions, judge
-    from kbench_lib.models import NOTES, ROLES, get_model
+    from kbench_lib.generation.models import NOTES, ROLES, get_model
 
     (sample,) = get_model("eager")(scale_add_relu)
     assert sample.candidate.backend == "torch" and "class ModelNew(Model):\n    pass" in sample.candidate.source
@@ -119,7 +119,7 @@ def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixt
     from kbench_lib.batch import held_references, lanes, runner
     from kbench_lib.judging.pipeline import JudgeOptions
     from kbench_lib.suite.problems import discover
-    from kbench_lib.records import read_records
+    from kbench_lib.scoring.records import read_records
 
     monkeypatch.setattr(runner, "batch_devices", lambda opts, gpus: ["cpu", "cpu"])
     monkeypatch.setattr(lanes, "SPLIT_AFTER", 1)

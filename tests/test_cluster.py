@@ -12,7 +12,7 @@ import pytest
 
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.suite.problems import discover
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 from kbench_lib.batch.runner import run_batch
 
 ray = pytest.importorskip("ray")

@@ -3,7 +3,7 @@ from collections import deque
 from pathlib import Path
 
 from kbench_lib.cluster.work import Job, WorkQueue, jobs_for
-from kbench_lib.models import Sample
+from kbench_lib.generation.models import Sample
 from kbench_lib.suite.problems import Problem
 
 

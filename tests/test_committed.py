@@ -4,8 +4,8 @@ import subprocess
 import pandas as pd
 import pytest
 
-from kbench_lib import committed, metrics
-from kbench_lib.records import RecordWriter
+from kbench_lib.scoring import committed, metrics
+from kbench_lib.scoring.records import RecordWriter
 
 
 def _row(problem, ts, runtime):

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from kbench_lib import metrics
+from kbench_lib.scoring import metrics
 from kbench_lib.generation import corpus
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 
 from conftest import FIXTURES, REPO
 
@@ -116,7 +116,7 @@ def test_an_unknown_format_or_missing_file_is_one_line(tmp_path):
 
 
 def test_a_folder_model_reads_its_claims(tmp_path):
-    from kbench_lib.models import folder_model
+    from kbench_lib.generation.models import folder_model
     from kbench_lib.suite.problems import load_problem
 
     (tmp_path / "level1").mkdir()
@@ -133,7 +133,7 @@ def test_a_task_too_large_to_hold_is_checked_on_fewer_sets_or_refused(tmp_path, 
     the note saying how many); where even two of the default's and one of every other
     configuration's are over it, it is refused with the sizes in the message, before any
     candidate runs."""
-    from kbench_lib.candidates import load_candidate
+    from kbench_lib.core.candidates import load_candidate
     from kbench_lib.judging.pipeline import JudgeError, JudgeOptions, judge
     from kbench_lib.judging import plan
     from kbench_lib.suite.problems import load_problem

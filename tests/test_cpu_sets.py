@@ -1,4 +1,4 @@
-"""CPU cores per GPU (kbench_lib.cpu_sets): each GPU of a batch over several gets cores of its own,
+"""CPU cores per GPU (kbench_lib.core.cpu_sets): each GPU of a batch over several gets cores of its own,
 its fork server (and so every worker forked from it) runs on them, and torch sizes its thread pool
 to them."""
 import os
@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from kbench_lib import cpu_sets
+from kbench_lib.core import cpu_sets
 from kbench_lib.isolation import server_pool
-from kbench_lib.cpu_sets import format_cpulist, parse_cpulist, split
+from kbench_lib.core.cpu_sets import format_cpulist, parse_cpulist, split
 
 
 def test_cpulists_read_and_written():
@@ -47,7 +47,7 @@ def test_nothing_is_pinned_for_one_gpu_or_too_few_cores():
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
 def test_a_pinned_process_sizes_torchs_thread_pool_to_its_cores():
     one = min(os.sched_getaffinity(0))
-    code = ("import os; from kbench_lib.cpu_sets import apply_from_env; apply_from_env(); import torch; "
+    code = ("import os; from kbench_lib.core.cpu_sets import apply_from_env; apply_from_env(); import torch; "
             "print(sorted(os.sched_getaffinity(0)), torch.get_num_threads())")
     env = {**os.environ, cpu_sets.ENV: str(one)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

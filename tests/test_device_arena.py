@@ -10,7 +10,7 @@ import torch
 
 from kbench_lib.judging import pipeline as judge_mod
 from kbench_lib.measure import device_arena, tensorfile
-from kbench_lib.candidates import Candidate, load_candidate
+from kbench_lib.core.candidates import Candidate, load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 
 
@@ -155,7 +155,7 @@ class ModelNew(nn.Module):
 # from its second call on, zeroes the arena: the outputs the harness placed there by then are gone
 TAMPERS = HONEST.replace('''        return torch.relu(a * self.scale + b)''', '''        out = torch.relu(a * self.scale + b)
         type(self).calls = getattr(type(self), "calls", 0) + 1
-        import kbench_lib.worker as w
+        from kbench_lib.isolation.worker import results as w
         if type(self).calls > 1 and w._ARENA and w._ARENA[0] is not None:
             w._ARENA[0].tensor.zero_()
         return out''')

@@ -8,9 +8,9 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from kbench_lib.records import save_records
-from kbench_lib.search_metrics import seed_gain
-from kbench_lib.search_plots import seed_gain_plot
+from kbench_lib.scoring.records import save_records
+from kbench_lib.reports.search_metrics import seed_gain
+from kbench_lib.reports.search_plots import seed_gain_plot
 
 matplotlib.use("Agg")
 REPO = Path(__file__).resolve().parent.parent

@@ -50,7 +50,7 @@ def test_the_key_is_the_call_not_where_or_how_loudly_it_builds(tmp_path):
 
 
 def test_a_compile_in_init_is_the_build_stages(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
-    from kbench_lib.candidates import load_candidate
+    from kbench_lib.core.candidates import load_candidate
     from kbench_lib.judging import build
     from kbench_lib.judging.build_job import build_candidate
     from kbench_lib.judging.pipeline import judge

@@ -1,4 +1,4 @@
-"""The flags' registry (kbench_lib.flags): every flag the judge raises has a class (cheat, hazard,
+"""The flags' registry (kbench_lib.scoring.flags): every flag the judge raises has a class (cheat, hazard,
 shortcut), a threat class (docs/THREAT_MODEL.md) and a meaning; the trust policies read it; the docs' table lists
 the same; the timed run tells a static output buffer from a cached result."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 import pandas as pd
 import pytest
 
-from kbench_lib import flags, metrics
-from kbench_lib.flags import UnknownFlagPolicy
+from kbench_lib.scoring import flags, metrics
+from kbench_lib.scoring.flags import UnknownFlagPolicy
 
 from conftest import FIXTURES, REPO
 
@@ -38,7 +38,7 @@ def _flag_names_in_source() -> set[str]:
 
 def test_the_registry_covers_every_flag_the_source_raises():
     names = _flag_names_in_source() - NOT_FLAGS
-    assert names - set(flags.FLAGS) == set(), "flags raised in kbench_lib but not in kbench_lib/flags.py"
+    assert names - set(flags.FLAGS) == set(), "flags raised in kbench_lib but not in kbench_lib/scoring/flags.py"
     # the scan sees the flags it should (so a broken regex cannot pass by finding nothing)
     assert {"output_reused", "static_output_buffer", "patches_library", "environment_access", "timing_unchecked"} <= names
     unused = set(flags.FLAGS) - names
@@ -110,7 +110,7 @@ def test_an_unknown_policy_is_a_one_line_error():
 
 
 def test_flags_module_is_pure_python():
-    text = (PACKAGE / "flags.py").read_text()
+    text = (PACKAGE / "scoring" / "flags.py").read_text()
     assert not re.search(r"^\s*(import|from)\s+(torch|numpy|pandas)\b", text, re.M)
 
 
@@ -285,7 +285,7 @@ def test_the_timed_run_raises_each_flag_with_its_class():
 
 @pytest.fixture(scope="module")
 def judged_buffers():
-    from kbench_lib.candidates import load_candidate
+    from kbench_lib.core.candidates import load_candidate
     from kbench_lib.judging.pipeline import JudgeOptions, judge
     from kbench_lib.suite.problems import load_problem
 

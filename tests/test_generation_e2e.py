@@ -11,7 +11,7 @@ pytest.importorskip("openai")
 
 from standin import StandinServer  # noqa: E402
 
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 
 pytestmark = pytest.mark.slow
 KEY = "sk-proj-" + "e2eKEYe2e" * 5

@@ -1,7 +1,7 @@
 """The prompts' worked examples are correct kernels: each is judged against the example problem."""
 import pytest
 
-from kbench_lib.candidates import Candidate
+from kbench_lib.core.candidates import Candidate
 from kbench_lib.generation.prompts import TEMPLATES, example_source
 from kbench_lib.judging.pipeline import judge
 from kbench_lib.suite.problems import load_problem

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kbench_lib.models import ModelUnavailable
+from kbench_lib.generation.models import ModelUnavailable
 from kbench_lib.batch.runner import _generated_first, generates_on
 
 

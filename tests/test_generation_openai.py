@@ -10,7 +10,7 @@ from standin import StandinServer, free_port  # noqa: E402
 
 from kbench_lib.generation import CacheMiss, ProviderError, language_model  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 from kbench_lib.batch.runner import run_batch  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,7 +16,7 @@ from test_generation_e2e import LINEAR_GOOD, SCALE_GOOD  # noqa: E402
 
 from kbench_lib.generation import ProviderError, language_model  # noqa: E402
 from kbench_lib.judging.pipeline import JudgeOptions  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 from kbench_lib.batch.runner import run_batch  # noqa: E402
 
 SPEC = "openai[KBENCH_TEST_KEY]:standin-coder@{}"

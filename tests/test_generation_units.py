@@ -10,7 +10,7 @@ from kbench_lib.generation.parsing import extract_code, no_code_message
 from kbench_lib.generation.pricing import cost_usd, price_for
 from kbench_lib.generation.prompts import PromptOptions, build_messages
 from kbench_lib.generation.spec import SpecError, is_language_model, parse_spec
-from kbench_lib.models import ModelUnavailable, get_model
+from kbench_lib.generation.models import ModelUnavailable, get_model
 
 CODE = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
 
@@ -127,7 +127,7 @@ def test_a_missing_sdk_names_its_extra(monkeypatch):
 
 
 def test_generation_columns_join_the_record_without_overriding_the_verdict():
-    from kbench_lib.records import SCHEMA, row_from_verdict
+    from kbench_lib.scoring.records import SCHEMA, row_from_verdict
 
     row = row_from_verdict({"problem": "level1/1_X", "failure": "no_code"}, run_id="r", model="m",
                            extra={"prompt_tokens": 12, "gen_cached": True, "failure": "overridden?", "api_key": "sk-nope-0123456789"})

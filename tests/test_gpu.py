@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.candidates import Candidate, load_candidate
+from kbench_lib.core.candidates import Candidate, load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 
 pytestmark = pytest.mark.gpu
@@ -91,7 +91,7 @@ def test_a_variant_that_loses_the_context_is_a_hazard_not_a_missing_profile(scal
     worker's checks stopped): under kbench's protocol it fails by that variant; under cuda-l1's,
     which reads the declared shape only, it is correct, untimed, and flagged ``context_lost``
     (a hazard), never ``profile_missing`` (a cheat)."""
-    from kbench_lib import flags
+    from kbench_lib.scoring import flags
 
     for protocol in ("kbench", "cuda-l1"):
         v = judge(scale_add_relu, Candidate(FAULTS_ELSEWHERE_SRC, "cuda"), JudgeOptions(device="cuda", timing_budget_s=0.5, protocol=protocol))
@@ -145,7 +145,7 @@ def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_
     unflagged, as on one GPU, and each thread's profiles and device clocks its own GPU's."""
     import torch
 
-    from kbench_lib.records import read_records
+    from kbench_lib.scoring.records import read_records
     from kbench_lib.batch.runner import run_batch
 
     if torch.cuda.device_count() < 2:

@@ -125,7 +125,7 @@ def test_the_environment_is_environment_access_not_introspection():
 def test_the_passthrough_guard_runs_with_timing_off(tmp_path):
     """--no-timing checks correctness only, not less: the candidate's forward is still profiled once
     (on a checked set), so a library passthrough is flagged as it is with timing on."""
-    from kbench_lib.candidates import load_candidate
+    from kbench_lib.core.candidates import load_candidate
     from kbench_lib.judging.pipeline import JudgeOptions, judge
     from kbench_lib.suite.problems import load_problem
 

@@ -6,9 +6,9 @@ import os
 import pytest
 
 from kbench_lib.judging.timed import _timing_stats
-from kbench_lib.measure import host_speed, timing
+from kbench_lib.measure import host_speed, timing, trials
 from kbench_lib.measure.timing_summary import host_bound_note
-from kbench_lib.records import SCHEMA, row_from_verdict
+from kbench_lib.scoring.records import SCHEMA, row_from_verdict
 
 
 def test_the_probe_times_its_loop():
@@ -114,17 +114,17 @@ def _drifting_trial(probes, ms_first, ms_second, probe_first, probe_second, n=40
 def test_a_drifting_run_is_measured_again_unless_its_halves_probes_drifted_with_it(probe_second, kept):
     probes = host_speed.HostProbes(loops=10)  # not counted among the process's probes
     trial = _drifting_trial(probes, 10.0, 14.0, 1.0, probe_second)
-    t = timing._runs(trial, 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
+    t = trials._runs(trial, 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
     assert t.n_trials == 40
     if kept:
         assert (t.remeasured, t.host_drift) == (0, 1)
     else:
-        assert (t.remeasured, t.host_drift) == (timing.MAX_REMEASURE, 0)
+        assert (t.remeasured, t.host_drift) == (trials.MAX_REMEASURE, 0)
 
 
 def test_a_steady_run_takes_no_decision_from_the_probes():
     probes = host_speed.HostProbes(loops=10)
-    t = timing._runs(_drifting_trial(probes, 10.0, 10.1, 1.0, 2.0), 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
+    t = trials._runs(_drifting_trial(probes, 10.0, 10.1, 1.0, 2.0), 2, False, None, 40, 40, 60.0, 0.0, probes=probes)
     assert (t.remeasured, t.host_drift) == (0, 0)
 
 

@@ -6,7 +6,7 @@ import sys
 import time
 
 from kbench_lib.isolation import sandbox
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.isolation.idle import IdleWatch, session_cpu_s
 from kbench_lib.judging.pipeline import judge
 

@@ -1,7 +1,7 @@
 """End to end on the CPU: real builds, real isolated processes, every failure category."""
 import pytest
 
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.pipeline import judge
 
 pytestmark = pytest.mark.slow
@@ -73,7 +73,7 @@ def test_failure_message_starts_at_the_candidates_frames(scale_add_relu, fixture
     # the failing configuration first (every failure message names it), then the candidate's frames
     assert lines[0] == "[small] Traceback (most recent call last):" and "frames of the harness hidden" in lines[1]
     assert lines[2].startswith('  File "candidate.py", line 6, in forward'), v.message
-    assert "worker.py" not in v.message and lines[-1] == "ValueError: kernel launch failed on purpose"
+    assert "isolation/worker/" not in v.message and lines[-1] == "ValueError: kernel launch failed on purpose"
 
 
 def test_hang_times_out(scale_add_relu, fixtures, fast_cpu_opts):
@@ -145,7 +145,7 @@ def test_seeds_are_fresh_unless_fixed(scale_add_relu, fixtures, fast_cpu_opts):
 
 
 def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
     from kbench_lib.suite.problems import load_problem
 
     problem = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
@@ -189,7 +189,7 @@ def test_a_failed_run_still_reports_what_the_candidate_left_behind(scale_add_rel
 
 
 def test_a_compile_error_is_remembered_not_compiled_again(scale_add_relu, fixtures, fast_cpu_opts):
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     broken = load_candidate(fixtures / "bad_candidates" / "compile_error_cpp.py")
     fresh = Candidate(broken.source + "\n# a source no other test has built\n", broken.backend)
@@ -210,7 +210,7 @@ def test_a_candidate_that_swaps_out_for_a_symlink_fails_and_writes_nothing_there
     import tempfile
     from pathlib import Path
 
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     # /dev/shm: writable inside the sandbox (its mounts are read-only elsewhere), and not removed with the job
     shm = os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
@@ -276,9 +276,9 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
 
     import pyarrow as pa
 
-    from kbench_lib import records
+    from kbench_lib.scoring import records
     from kbench_lib.judging import pipeline as judge_mod
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     prof = {"ops": {"aten::mm": 1 << 40, "aten::add": "x", 3: 1}, "n_kernels": 1 << 40, "custom_kernel_share": "half",
             "top_kernels": [["k", 0.5], [1, 2]],
@@ -453,7 +453,7 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
 def test_a_file_planted_at_out_during_the_build_is_the_candidates_crash(scale_add_relu, fast_cpu_opts, fixtures):
     """A compiled candidate's import runs at build time too: one that puts a plain file where the
     job's ``out`` folder was fails with its own verdict, never as an error of the judge."""
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     swap = ("import os, shutil\n"
             "_out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out')\n"
@@ -531,21 +531,21 @@ def test_a_kernel_registered_over_a_drawing_operator_is_seen(tmp_path):
     code = r'''
 import json, sys, warnings
 import torch
-from kbench_lib import worker
-from kbench_lib.isolation.worker import drawing  # _DRAW_OPS is rebound there (kbench_lib.worker re-exports functions only)
+from kbench_lib.isolation.worker import drawing
+from kbench_lib.isolation.worker.start import _warm_imports
 warnings.simplefilter("ignore")
 job = {"problem_path": sys.argv[1], "precision": "fp32", "cases": [
     {"config": "default", "overrides": {}, "init_seed": 3, "input_seed": 4, "timed": False, "grad_output": None},
     {"config": "default", "overrides": {}, "init_seed": 3, "input_seed": None, "timed": True, "grad_output": None}]}
-worker._warm_imports()
-cases = worker._draw_cases(job, torch.device("cpu"))
-before = worker._drawing_state(cases)
-clean = worker._drawing_tampered(before, cases)
+_warm_imports()
+cases = drawing._draw_cases(job, torch.device("cpu"))
+before = drawing._drawing_state(cases)
+clean = drawing._drawing_tampered(before, cases)
 lib = torch.library.Library("aten", "IMPL")
 lib.impl("normal_", lambda self, mean=0.0, std=1.0, generator=None: self, "CPU")
-after = worker._drawing_tampered(before, cases)
+after = drawing._drawing_tampered(before, cases)
 lib.impl("mul.Tensor", lambda a, b: a, "CPU")  # an overload, not the default (its table has the overload's name)
-print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_tampered(before, cases), "ops": sorted(drawing._DRAW_OPS)}))
+print(json.dumps({"clean": clean, "after": after, "overload": drawing._drawing_tampered(before, cases), "ops": sorted(drawing._DRAW_OPS)}))
 '''
     r = subprocess.run([sys.executable, "-c", code, str(repo / "tests" / "adversarial" / "problems" / "2_Linear_GELU.py")],
                        capture_output=True, text=True, timeout=300, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
@@ -559,7 +559,7 @@ print(json.dumps({"clean": clean, "after": after, "overload": worker._drawing_ta
 
 
 def test_a_candidate_that_does_not_parse_is_judged_without_a_build_or_a_process(scale_add_relu, fixtures, fast_cpu_opts):
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     v = _judge(scale_add_relu, fixtures, "syntax_error.py", fast_cpu_opts)
     assert v.failure == "load_error" and "syntax error in candidate" in v.message and not v.compiled

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -62,7 +62,7 @@ def _command(problems: Path, cands: Path, runs: Path, run_timeout: float) -> lis
 @pytest.mark.parametrize("lanes", ["thread", "process"])
 def test_a_killed_batch_loses_no_record_and_leaves_nothing_behind(fixtures, tmp_path, lanes):
     """``lanes``: the batch's lane judged in the batch's process, or in a lane process of its own
-    (kbench_lib.lane_process, as each GPU's of a batch over several GPUs), which must die with it."""
+    (kbench_lib.batch.lane_process, as each GPU's of a batch over several GPUs), which must die with it."""
     problems, cands = _layout(tmp_path, fixtures)
     runs, private_tmp = tmp_path / "runs", tmp_path / "tmp"
     private_tmp.mkdir()

@@ -27,7 +27,7 @@ def _cell(shell, source: str, options: str = "", capsys=None):
 
 
 def test_a_correct_cell_returns_the_eval_json_keys_and_is_recorded(shell):
-    from kbench_lib.records import read_records
+    from kbench_lib.scoring.records import read_records
 
     d = _cell(shell, HONEST)
     assert d["correct"] and d["failure"] is None and d["protocol"] == "kbench"
@@ -90,8 +90,8 @@ def test_the_rendered_verdict_shows_each_configuration():
 
 
 def test_the_history_lists_attempts_diffs_them_and_saves_one_for_the_folder_model(shell, tmp_path):
-    from kbench_lib import lab_history
-    from kbench_lib.models import folder_model
+    from kbench_lib.reports import lab_history
+    from kbench_lib.generation.models import folder_model
     from kbench_lib.suite.problems import load_problem
 
     ip, root = shell
@@ -162,7 +162,7 @@ def test_a_background_judgement_lets_a_second_cell_run_then_shows_its_verdict(sh
     import time
 
     from kbench_lib.lab import STAGES, LabJudgement
-    from kbench_lib.records import read_records
+    from kbench_lib.scoring.records import read_records
 
     ip, root = shell
     t0 = time.monotonic()

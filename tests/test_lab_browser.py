@@ -40,7 +40,7 @@ def _notebook(runs_root: Path, dest: Path) -> Path:
         nbformat.v4.new_code_cell(f"%%kbench {options} --background\n{KERNEL}"),
         nbformat.v4.new_code_cell("h = _"),
         nbformat.v4.new_code_cell(f"%%kbench {options}\n{WRONG}"),
-        nbformat.v4.new_code_cell("from kbench_lib import lab_history\n"
+        nbformat.v4.new_code_cell("from kbench_lib.reports import lab_history\n"
                                   "h.result(timeout=120)\n"
                                   f"lab_history.History('web', {str(runs_root)!r}).widget"),
     ]

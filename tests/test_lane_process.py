@@ -1,4 +1,4 @@
-"""A lane judged by a process of its own (kbench_lib.lane_process), as a batch over several GPUs
+"""A lane judged by a process of its own (kbench_lib.batch.lane_process), as a batch over several GPUs
 does: the same verdicts as lane threads, its timeline back in the batch's process, and a lane
 process that dies is replaced without losing or doubling a record (on the CPU, so CI runs it)."""
 import logging
@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib import lane_process
-from kbench_lib.batch import runner
+from kbench_lib.batch import lane_host, runner
 from kbench_lib.judging.pipeline import JudgeOptions
-from kbench_lib.lane_process import lane_pids
-from kbench_lib.models import get_model, iter_arrivals
+from kbench_lib.batch.lane_host import lane_pids
+from kbench_lib.generation.models import get_model, iter_arrivals
 from kbench_lib.suite.problems import discover
-from kbench_lib.records import RecordWriter, read_records
+from kbench_lib.scoring.records import RecordWriter, read_records
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(autouse=True)
 def _no_lane_processes_left():
     yield
-    lane_process.close_all()
+    lane_host.close_all()
     assert not lane_pids()
 
 
@@ -142,13 +141,13 @@ def test_a_sample_two_lane_processes_died_judging_is_a_judge_error(fixtures, tmp
 def test_a_lane_process_starts_its_zygote_before_it_imports_torch():
     """What the lane process does before its zygote starts (its fork server's environment, the
     zygote's launch) imports no torch: the zygote's warm-up is the longest wait of a lane's start."""
-    code = ("import sys\nfrom kbench_lib import lane_process\nfrom kbench_lib.isolation import server_pool, sandbox, forkserver\n"
+    code = ("import sys\nfrom kbench_lib.batch import lane_process\nfrom kbench_lib.isolation import server_pool, sandbox, forkserver\n"
             "server_pool.server_env(True)\nassert 'torch' not in sys.modules, 'torch imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)
 
 
 def test_a_sample_that_cannot_reach_a_lane_process_is_a_judge_error_and_the_rest_goes_on(fixtures, tmp_path):
-    from kbench_lib.models import Arrival
+    from kbench_lib.generation.models import Arrival
 
     problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py",
                                                    "1_Scale_Add_ReLU__b.py": "candidates/scale_add_relu_wrong.py"})
@@ -168,7 +167,7 @@ def test_a_sample_that_cannot_reach_a_lane_process_is_a_judge_error_and_the_rest
 def test_lane_processes_started_ahead_are_the_ones_a_batch_takes(fixtures, tmp_path):
     problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py"})
     problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
-    lane_process.start(["cpu"], wait=True)  # its fork server up before the batch
+    lane_host.start(["cpu"], wait=True)  # its fork server up before the batch
     (ready,) = lane_pids()
     with _Events() as timeline:
         rows = _batch(problems, model, tmp_path / "runs", "ahead", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
@@ -181,7 +180,7 @@ def test_lane_processes_started_ahead_are_the_ones_a_batch_takes(fixtures, tmp_p
 def test_a_waiting_lane_process_that_died_is_not_given_the_batch(fixtures, tmp_path):
     problems, model = _layout(tmp_path, fixtures, {"1_Scale_Add_ReLU.py": "candidates/scale_add_relu_wrong.py"})
     problems = [p for p in problems if p.key.endswith("1_Scale_Add_ReLU")]
-    lane_process.start(["cpu"], wait=False)
+    lane_host.start(["cpu"], wait=False)
     (dead,) = lane_pids()
     os.kill(dead, signal.SIGKILL)
     rows = _batch(problems, model, tmp_path / "runs", "after", ["cpu"], True, JudgeOptions(device="cpu", timing=False))
@@ -191,18 +190,18 @@ def test_a_waiting_lane_process_that_died_is_not_given_the_batch(fixtures, tmp_p
 
 def test_a_child_just_past_exec_is_known_as_a_lane_process_and_an_exited_one_is_not():
     """The kernel lets the parent of an exec go on before it sets the child's command line: CI once
-    read it empty right after ``lane_process.start`` (1 child in 300-1000 on a busy 2-core machine,
+    read it empty right after ``lane_host.start`` (1 child in 300-1000 on a busy 2-core machine,
     so without the re-read this fails only now and then)."""
-    from kbench_lib.lane_process import _is_lane_process, proc_state
+    from kbench_lib.batch.lane_host import _is_lane_process, proc_state
 
     for _ in range(200):
-        child = subprocess.Popen(["/bin/sh", "-c", "sleep 5", "kbench_lib.lane_process"])
+        child = subprocess.Popen(["/bin/sh", "-c", "sleep 5", "kbench_lib.batch.lane_process"])
         try:
             assert _is_lane_process(str(child.pid))
         finally:
             child.kill()
             child.wait()
-    exited = subprocess.Popen(["/bin/sh", "-c", "exit 0", "kbench_lib.lane_process"])
+    exited = subprocess.Popen(["/bin/sh", "-c", "exit 0", "kbench_lib.batch.lane_process"])
     try:
         while proc_state(str(exited.pid)) != "Z":
             time.sleep(0.001)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kbench_lib.batch.lanes import JudgeLanes, LanesAborted
-from kbench_lib.models import Arrival, Sample
+from kbench_lib.generation.models import Arrival, Sample
 
 
 class _P:  # only the key matters to the lanes
@@ -262,7 +262,7 @@ def test_every_sample_is_judged_once_when_lanes_take_from_each_other():
 def test_upcoming_names_the_problems_of_waiting_candidates_only():
     """A sample without a candidate (a corpus row without code) is recorded without its problem's
     reference: the lane does not prepare that problem ahead for it."""
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     lanes = JudgeLanes(1, limit=100)
     empty, full = _P("empty"), _P("full")

@@ -11,6 +11,11 @@ The moved modules keep no alias at their old top-level paths (``timing`` directl
 one (``sys.modules[__name__] = _moved``). Should one come back, the graph still resolves an import
 of it to the module it stands for, and ``test_no_module_is_an_alias`` fails.
 
+The package's shape is checked too: at its top level only the modules a user imports by name
+(:data:`TOP_LEVEL`), every other module in a subpackage; no module longer than
+:data:`MAX_MODULE_LINES` lines and no function or method longer than :data:`MAX_FUNCTION_LINES`
+(from its ``def`` line to its last), so that each can be read whole.
+
 The layers, lowest first (a module's layer is that of the longest prefix below that names it;
 modules of one layer may import each other, without cycles):
 """
@@ -25,25 +30,24 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "kbench_lib"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # what every layer uses: paths, protocols, provenance, records, flags and metrics, candidates, CPU sets
-    ("foundation", ("kbench_lib.paths", "kbench_lib.protocols", "kbench_lib.provenance", "kbench_lib.seeding",
-                    "kbench_lib.tracebacks", "kbench_lib.candidates", "kbench_lib.build_claim", "kbench_lib.records",
-                    "kbench_lib.flags", "kbench_lib.metrics", "kbench_lib.committed", "kbench_lib.cpu_sets", "kbench_lib.params")),
+    # what every layer uses: core (paths, provenance, seeding, tracebacks, CPU sets, parameters, build
+    # claims, candidates) and scoring (records, committed results, flags, metrics, protocols)
+    ("foundation", ("kbench_lib.core", "kbench_lib.scoring")),
     # measuring, in the candidate's process and the judge's: compare, tensors, timing, profiling
     ("measure", ("kbench_lib.measure",)),
     # the benchmark: problems, references, variants, problem checks and lint, roofline, stored baselines
     ("suite", ("kbench_lib.suite",)),
-    # running untrusted code: sandbox, fork servers, the worker process
-    ("isolation", ("kbench_lib.isolation", "kbench_lib.worker")),
+    # running untrusted code: sandbox, fork servers, the worker process (its stages and its entry)
+    ("isolation", ("kbench_lib.isolation",)),
     # the judge's pipeline and its stages in the judge's process
     ("judging", ("kbench_lib.judging",)),
-    # where candidates come from
-    ("generation", ("kbench_lib.samples", "kbench_lib.models", "kbench_lib.generation")),
+    # where candidates come from: models and samples, language models, corpora
+    ("generation", ("kbench_lib.generation",)),
     # batches: locally (lanes, lane processes) or on Ray (the runner hands a batch to kbench_lib.cluster)
-    ("batch", ("kbench_lib.batch", "kbench_lib.lane_process", "kbench_lib.cluster")),
-    # what runs batches: workflows, generation runs, reports and plots, the lab's history
-    ("workflows", ("kbench_lib.workflows", "kbench_lib.generation.runs", "kbench_lib.plots", "kbench_lib.search_metrics",
-                   "kbench_lib.search_plots", "kbench_lib.lab_history")),
+    ("batch", ("kbench_lib.batch", "kbench_lib.cluster")),
+    # what runs batches and shows them: workflows, generation runs, reports (plots, a search's
+    # metrics and plots, the lab's history)
+    ("workflows", ("kbench_lib.workflows", "kbench_lib.generation.runs", "kbench_lib.reports")),
     ("strategies", ("kbench_lib.strategies",)),
     # the front: command line, the notebooks' lab, analysis
     ("front", ("kbench_lib.cli", "kbench_lib.lab", "kbench_lib.analysis")),
@@ -201,7 +205,7 @@ def test_the_layer_check_finds_an_upward_import():
 
 def test_the_graph_reads_relative_and_lazy_imports():
     graph = import_graph()
-    assert "kbench_lib.cpu_sets" in graph["kbench_lib.measure.profiling"]  # `from .. import cpu_sets`
+    assert "kbench_lib.core.cpu_sets" in graph["kbench_lib.measure.profiling"]  # `from ..core import cpu_sets`
     assert "kbench_lib.isolation.process_setup" in graph["kbench_lib.isolation.worker.start"]  # imported inside a function
     assert "kbench_lib.judging.pipeline" in graph["kbench_lib.lab"]  # `from .judging.pipeline import ...` inside a method
     assert "kbench_lib.batch.runner" not in graph["kbench_lib.batch.lane_host"]  # under TYPE_CHECKING only
@@ -212,7 +216,7 @@ def test_the_alias_check_finds_an_alias(tmp_path):
     alias.write_text('"""Old home."""\nimport sys\n\nfrom .measure import timing as _moved\n\nsys.modules[__name__] = _moved\n')
     module = tmp_path / "records.py"
     module.write_text('"""A module that mentions sys.modules and _moved, and is no alias."""\n')
-    mods = {"kbench_lib.old_timing": (alias, False), "kbench_lib.records": (module, False)}
+    mods = {"kbench_lib.old_timing": (alias, False), "kbench_lib.scoring.records": (module, False)}
     assert _aliases(mods) == {"kbench_lib.old_timing": "kbench_lib.measure.timing"}
 
 
@@ -235,9 +239,64 @@ def test_no_module_is_an_alias():
     assert _aliases(_module_files()) == {}
 
 
-@pytest.mark.parametrize("old", ["judge", "runner", "timing", "problems"])  # once aliases, directly under kbench_lib
+# once directly under kbench_lib: the first four as aliases, the rest as modules since moved to their rooms
+OLD_TOP_LEVEL = ["judge", "runner", "timing", "problems", "paths", "provenance", "seeding", "tracebacks", "cpu_sets",
+                 "params", "build_claim", "candidates", "records", "committed", "flags", "metrics", "protocols",
+                 "models", "samples", "lane_process", "plots", "search_plots", "search_metrics", "lab_history", "worker"]
+
+
+@pytest.mark.parametrize("old", OLD_TOP_LEVEL)
 def test_old_paths_are_gone(old):
     from importlib.machinery import PathFinder
 
     # the package's own folders only: an editable install's finder may map the name to another checkout
     assert PathFinder.find_spec(f"kbench_lib.{old}", [str(PACKAGE)]) is None
+
+
+# ----- the package's shape: every module in the room of its concern, none too long to read
+
+TOP_LEVEL = ["__init__.py", "cli.py", "lab.py", "workflows.py"]  # what a user imports by name (and the package itself)
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+
+
+def test_the_top_level_holds_only_what_a_user_imports_by_name():
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == TOP_LEVEL
+
+
+def test_no_module_is_too_long():
+    lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {m: n for m, n in lines.items() if n > MAX_MODULE_LINES} == {}
+
+
+def long_functions(tree: ast.AST, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """Every function and method of ``tree`` longer than ``limit`` lines (its ``def`` line to its last),
+    by dotted name within its module; nested ones count on their own too."""
+    out: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                if not isinstance(child, ast.ClassDef) and child.end_lineno - child.lineno + 1 > limit:
+                    out[name] = child.end_lineno - child.lineno + 1
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
+def test_the_function_length_check_finds_a_long_method():
+    body = "\n".join(f"        x = {i}" for i in range(4))
+    tree = ast.parse(f"class A:\n    def f(self):\n{body}\n\n\ndef g():\n    def h():\n{body}\n    return h\n")
+    assert long_functions(tree, limit=4) == {"A.f": 5, "g": 7, "g.h": 5}
+
+
+def test_no_function_is_too_long():
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        for name, n in long_functions(ast.parse(path.read_text())).items():
+            found[f"{path.relative_to(PACKAGE)}:{name}"] = n
+    assert found == {}

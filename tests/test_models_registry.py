@@ -1,7 +1,7 @@
-"""The models' registry (kbench_lib.models): one entry per kind, read by every name that lists models."""
+"""The models' registry (kbench_lib.generation.models): one entry per kind, read by every name that lists models."""
 import pytest
 
-from kbench_lib import models
+from kbench_lib.generation import models
 from kbench_lib.generation.corpus import FORMATS
 
 

@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from kbench_lib import metrics, protocols
-from kbench_lib.candidates import load_candidate
+from kbench_lib.scoring import metrics, protocols
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.config_checks import new_config
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 from kbench_lib.suite.problems import load_problem
-from kbench_lib.records import RecordWriter, read_records, row_from_verdict
+from kbench_lib.scoring.records import RecordWriter, read_records, row_from_verdict
 
 from conftest import FIXTURES, REPO
 
@@ -184,7 +184,7 @@ def test_on_a_gpu_modes_and_static_buffers():
     one that returns its buffer without computing again: rejected."""
     import torch
 
-    from kbench_lib import flags
+    from kbench_lib.scoring import flags
 
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")

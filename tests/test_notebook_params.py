@@ -1,5 +1,5 @@
 """Notebook parameters as papermill gives them: ``-p NAME VALUE`` hands a structure over as a string,
-which the notebooks read as the list or dict they declare (kbench_lib.params); the README's
+which the notebooks read as the list or dict they declare (kbench_lib.core.params); the README's
 papermill line runs as written."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.params import ParameterError, structured
+from kbench_lib.core.params import ParameterError, structured
 
 from conftest import REPO
 
@@ -38,7 +38,7 @@ def test_every_notebook_reads_its_structured_parameters_through_structured():
         names = re.findall(r"^(\w+): (?:list|dict) =", params, re.M)
         code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         for name in names:
-            assert f'structured({name}, ' in code, f"{nb.name}: parameter {name} is not read through kbench_lib.params.structured"
+            assert f'structured({name}, ' in code, f"{nb.name}: parameter {name} is not read through kbench_lib.core.params.structured"
 
 
 def test_the_readmes_papermill_line_runs_as_written(tmp_path):
@@ -59,7 +59,7 @@ def _figures_are_readable(executed: Path) -> None:
     import base64
     import json
 
-    from kbench_lib import plots
+    from kbench_lib.reports import plots
 
     shown = [(base64.b64decode(o["data"]["image/png"]), o.get("metadata", {}).get("image/png", {}).get("width"))
              for cell in json.loads(executed.read_text())["cells"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]

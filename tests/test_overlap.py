@@ -11,7 +11,7 @@ from kbench_lib.isolation import sandbox, server_pool
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.batch.overlap import OverlappingLane, Step
 from kbench_lib.suite.problems import discover
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 from kbench_lib.batch.runner import run_batch
 
 HONEST = (Path(__file__).parent / "fixtures" / "candidates" / "scale_add_relu_torch.py").read_text()
@@ -169,7 +169,7 @@ def test_the_lane_orders_its_work_and_judges_a_neighbours_out_of_memory_again_al
 
 
 def test_detach_removes_the_job_folder_and_the_checks_still_read_the_results(scale_add_relu, fast_cpu_opts, tmp_path):
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
     from kbench_lib.judging.pipeline import prepare_problem, start_judgement
 
     prep = prepare_problem(scale_add_relu, fast_cpu_opts)
@@ -198,7 +198,7 @@ def test_a_worker_gets_a_dev_shm_of_its_own(scale_add_relu, fast_cpu_opts, tmp_p
     and nothing it writes there outlives it; through the fork server and through unshare."""
     import uuid
 
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
     from kbench_lib.judging.pipeline import judge
 
     if not _forkserver_pid_isolated() or "--pid" not in sandbox.isolation_prefix(False):

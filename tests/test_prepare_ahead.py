@@ -12,10 +12,10 @@ from kbench_lib.batch import held_references, runner
 from kbench_lib.isolation import server_pool
 from kbench_lib.judging import prepared as prepared_module
 from kbench_lib.judging.pipeline import JudgeOptions
-from kbench_lib.candidates import Candidate
-from kbench_lib.models import Arrival, Sample
+from kbench_lib.core.candidates import Candidate
+from kbench_lib.generation.models import Arrival, Sample
 from kbench_lib.suite.problems import discover
-from kbench_lib.records import RecordWriter, read_records
+from kbench_lib.scoring.records import RecordWriter, read_records
 
 # a sample with a candidate: the lanes prepare ahead the problems of waiting candidates only
 _CANDIDATE = Candidate("class ModelNew: pass", "torch")

@@ -3,7 +3,7 @@ worker's checks stopped after another configuration left the CUDA context unusab
 (the configuration it is timed in failed, so no profile was due)."""
 from types import SimpleNamespace
 
-from kbench_lib import flags
+from kbench_lib.scoring import flags
 from kbench_lib.judging.config_checks import new_config
 from kbench_lib.judging.profile_check import _check_profile_due
 from kbench_lib.judging.verdict import JudgeOptions, Verdict

@@ -1,4 +1,4 @@
-"""Protocols (kbench_lib.protocols): every configuration checked and recorded, the protocol decides
+"""Protocols (kbench_lib.scoring.protocols): every configuration checked and recorded, the protocol decides
 ``correct``, rejections carry their cause, and records judged once read under any protocol."""
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from kbench_lib import metrics, protocols
-from kbench_lib.candidates import load_candidate
+from kbench_lib.scoring import metrics, protocols
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.config_checks import new_config
 from kbench_lib.judging.pipeline import judge
 from kbench_lib.suite.problems import load_problem
-from kbench_lib.records import RecordWriter, read_records, row_from_verdict
+from kbench_lib.scoring.records import RecordWriter, read_records, row_from_verdict
 
 from conftest import FIXTURES, REPO
 
@@ -198,7 +198,8 @@ def test_on_a_gpu_tf32_is_reduced_precision_and_a_fault_on_a_variant_stops_the_c
 def test_the_protocol_figure_draws_the_three_protocols_and_the_gap_by_cause(judged, tmp_path):
     import matplotlib.pyplot as plt
 
-    from kbench_lib import plots, workflows
+    from kbench_lib import workflows
+    from kbench_lib.reports import plots
 
     _, df = judged
     fig = plots.protocol_plot(df)

@@ -5,8 +5,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kbench_lib import metrics
-from kbench_lib.records import SCHEMA, RecordWriter, read_records, save_records, truncate
+from kbench_lib.scoring import metrics
+from kbench_lib.scoring.records import SCHEMA, RecordWriter, read_records, save_records, truncate
 
 
 def _row(problem, correct=True, flags=(), s_eager=2.0, s_compile=None, model="m", device="cuda", backend="cuda", small=False):

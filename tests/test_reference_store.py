@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 from kbench_lib.judging import prepared as prepared_module
 from kbench_lib.judging import reference_store

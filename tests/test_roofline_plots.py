@@ -4,7 +4,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kbench_lib import plots
+from kbench_lib.reports import plots
 from kbench_lib.suite import roofline
 from kbench_lib.suite.problems import load_problem
 
@@ -150,7 +150,7 @@ def test_figures_are_saved_at_the_styles_resolution(tmp_path):
     matplotlib's default is 100 dpi, which left 3-pixel labels in the rendered notebooks)."""
     import matplotlib.pyplot as plt
 
-    from kbench_lib import plots
+    from kbench_lib.reports import plots
 
     fig, ax = plt.subplots(figsize=(3.0, 2.0))
     ax.plot([0, 1], [0, 1])
@@ -166,7 +166,8 @@ def test_notebooks_show_figures_with_labels_of_at_least_9_points():
     import json
     import re
 
-    from kbench_lib import plots, workflows
+    from kbench_lib import workflows
+    from kbench_lib.reports import plots
 
     default = inspect.signature(workflows.show).parameters["scale"].default
     scales = {default}

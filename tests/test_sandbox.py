@@ -155,7 +155,7 @@ def test_the_message_pipe_reaches_the_child_whatever_its_number(tmp_path):
     import subprocess
     import sys
 
-    from kbench_lib.paths import with_package_importable
+    from kbench_lib.core.paths import with_package_importable
 
     shm = _shm_or_tmp(tmp_path)
     try:

@@ -10,8 +10,8 @@ import pytest
 
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.suite.problems import load_problem
-from kbench_lib.records import read_records
-from kbench_lib.search_metrics import verifier_confusion
+from kbench_lib.scoring.records import read_records
+from kbench_lib.reports.search_metrics import verifier_confusion
 from kbench_lib.strategies import run_strategy
 from test_generation_e2e import SCALE_GOOD
 

@@ -5,7 +5,7 @@ import pytest
 
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.suite.problems import load_problem
-from kbench_lib.records import read_records
+from kbench_lib.scoring.records import read_records
 from kbench_lib.strategies import run_strategy, workflow
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kbench_lib import search_metrics as sm
-from kbench_lib.models import Sample
+from kbench_lib.reports import search_metrics as sm
+from kbench_lib.generation.models import Sample
 from kbench_lib.strategies import FeedbackOptions, apply_config, feedback_text, find_knobs
 from kbench_lib.strategies.evolve import elite
 from kbench_lib.strategies.feedback import trim_log
@@ -283,7 +283,7 @@ def test_resume_reads_back_judge_errors_instead_of_judging_them_again(tmp_path):
 
 def test_resume_records_a_strategy_error_once(tmp_path, monkeypatch):
     from kbench_lib.judging.pipeline import JudgeOptions
-    from kbench_lib.records import read_records
+    from kbench_lib.scoring.records import read_records
     from kbench_lib.strategies import run as run_mod
 
     def broken(search, samples: int = 1):
@@ -352,7 +352,7 @@ def test_parallel_problems_stop_at_an_unavailable_model(tmp_path, monkeypatch):
     import time
 
     from kbench_lib.judging.pipeline import JudgeOptions
-    from kbench_lib.models import ModelUnavailable
+    from kbench_lib.generation.models import ModelUnavailable
     from kbench_lib.strategies import run as run_mod
 
     started, lock = [], threading.Lock()

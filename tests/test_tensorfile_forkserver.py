@@ -100,7 +100,7 @@ def _worker_job(tmp_path, code: str) -> str:
 
 def test_forked_worker_reports_its_exit_status_and_output(tmp_path):
     wd = _worker_job(tmp_path, "not json")
-    res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd], workdir=wd, timeout_s=120)
+    res = sandbox.run_isolated(["-m", "kbench_lib.isolation.worker", "run", wd], workdir=wd, timeout_s=120)
     assert not res.timed_out and res.returncode == 1  # the worker's own harness error
     assert any(m.get("event") == "harness_error" for m in res.messages)
     assert "JSONDecodeError" in res.log
@@ -113,11 +113,11 @@ def test_forked_worker_is_killed_at_its_time_limit(tmp_path, monkeypatch):
     fifo = os.path.join(wd, "job.json")
     os.unlink(fifo)
     os.mkfifo(fifo)  # the worker blocks opening it: a hang before any candidate code
-    res = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd], workdir=wd, timeout_s=3)
+    res = sandbox.run_isolated(["-m", "kbench_lib.isolation.worker", "run", wd], workdir=wd, timeout_s=3)
     assert res.timed_out and res.wall_s < 60
     (tmp_path / "b").mkdir()
     wd2 = _worker_job(tmp_path / "b", "not json")
-    again = sandbox.run_isolated(["-m", "kbench_lib.worker", "run", wd2], workdir=wd2, timeout_s=120)
+    again = sandbox.run_isolated(["-m", "kbench_lib.isolation.worker", "run", wd2], workdir=wd2, timeout_s=120)
     assert not again.timed_out and again.returncode == 1  # the server still serves the next one
 
 

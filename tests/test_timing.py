@@ -2,11 +2,11 @@ import time
 
 import pytest
 
-from kbench_lib.measure import timing
+from kbench_lib.measure import timing, timing_summary, trials
 
 
 def test_summarize_median_and_quantiles():
-    t = timing.summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    t = timing_summary.summarize([1.0, 2.0, 3.0, 4.0, 100.0])
     assert t.median_ms == 3.0 and t.min_ms == 1.0 and t.n_trials == 5
     assert t.p90_ms == 100.0 and t.p10_ms == 1.0
 
@@ -42,7 +42,7 @@ def test_min_trials_yield_to_the_budget_for_long_calls():
     seen = []
     t = timing.time_cpu(lambda x: (seen.append(x), time.sleep(0.015)), [[0], [1], [2]], warmup_ms=0, min_trials=100, max_trials=10**6,
                         budget_s=0.2, target_rse=0.0)
-    assert t.n_trials == timing.TRIALS_FLOOR, t.n_trials
+    assert t.n_trials == trials.TRIALS_FLOOR, t.n_trials
     assert all(seen.count(i) >= 2 for i in range(3))
     assert timing.time_cpu(lambda: None, [[]], warmup_ms=0, min_trials=100, max_trials=10**6, budget_s=5.0, target_rse=1.0).n_trials == 100
     # a min_trials under the floor is kept as given
@@ -59,11 +59,11 @@ def test_device_clock_calls_follow_the_work():
 
 
 def test_drift_between_halves():
-    assert not timing.drifted([1.0] * 50)
-    assert not timing.drifted([1.0, 1.01] * 25)  # noise within tolerance
-    assert timing.drifted([2.0] * 25 + [1.0] * 25)  # a clock that settled half-way
-    assert not timing.drifted([0.003] * 25 + [0.004] * 25)  # 1 us apart: under the event clock's floor
-    assert not timing.drifted([2.0] * 5 + [1.0] * 5)  # too few to tell
+    assert not timing_summary.drifted([1.0] * 50)
+    assert not timing_summary.drifted([1.0, 1.01] * 25)  # noise within tolerance
+    assert timing_summary.drifted([2.0] * 25 + [1.0] * 25)  # a clock that settled half-way
+    assert not timing_summary.drifted([0.003] * 25 + [0.004] * 25)  # 1 us apart: under the event clock's floor
+    assert not timing_summary.drifted([2.0] * 5 + [1.0] * 5)  # too few to tell
 
 
 def test_a_run_that_drifts_is_measured_again():
@@ -192,16 +192,16 @@ def test_time_cuda_flags_unjoined_side_stream_work():
 
 
 def test_unjoined_work_is_flagged_only_when_the_recheck_agrees():
-    burst = timing.summarize([1.0] * 100, unjoined=40)  # a burst of late host wake-ups in the timed run
+    burst = timing_summary.summarize([1.0] * 100, unjoined=40)  # a burst of late host wake-ups in the timed run
     assert timing.unjoined_suspected(burst.unjoined_trials, burst.n_trials)
     burst.unjoined_recheck, burst.recheck_calls = 3, 100
     assert not timing.unjoined_confirmed(burst)
     burst.unjoined_recheck = 26
     assert timing.unjoined_confirmed(burst)
-    few = timing.summarize([1.0] * 100, unjoined=25)  # the share must be exceeded, in both runs
+    few = timing_summary.summarize([1.0] * 100, unjoined=25)  # the share must be exceeded, in both runs
     few.unjoined_recheck, few.recheck_calls = 100, 100
     assert not timing.unjoined_confirmed(few)
-    never = timing.summarize([1.0] * 100, unjoined=90)  # no re-check ran: nothing confirmed
+    never = timing_summary.summarize([1.0] * 100, unjoined=90)  # no re-check ran: nothing confirmed
     assert not timing.unjoined_confirmed(never)
 
 
@@ -241,7 +241,7 @@ def test_warm_up_holds_as_many_outputs_as_the_timed_loop_keeps():
     def sync():
         peak[0] = max(peak[0], sum(r() is not None for r in live))
 
-    timing._warm_up(fn, [[1], [2]], n_timed_sets=5, warmup_ms=0.0, sync=sync)
+    trials._warm_up(fn, [[1], [2]], n_timed_sets=5, warmup_ms=0.0, sync=sync)
     assert len(live) >= 6 and peak[0] == 6
     assert all(r() is None for r in live)  # released once warm-up ends
 
@@ -550,10 +550,10 @@ def test_timed_output_samples_are_copies_that_stay_on_their_device():
     reach the sample."""
     import torch
 
-    from kbench_lib import worker
+    from kbench_lib.isolation.worker.results import _snapshot
 
     out = torch.arange(6.0).reshape(2, 3).t()
-    snap = worker._snapshot([out])
+    snap = _snapshot([out])
     assert snap[0].device == out.device and torch.equal(snap[0], out)
     assert snap[0].untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
     out.zero_()
@@ -613,16 +613,16 @@ def test_the_candidates_other_processes_and_their_cpu_time_are_counted():
     import subprocess
     import sys
 
-    from kbench_lib import worker
+    from kbench_lib.isolation.worker.probes import _descendants_cpu
 
-    n0, cpu0 = worker._descendants_cpu()
+    n0, cpu0 = _descendants_cpu()
     grandchild = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\ntime.sleep(20)\n"
     burn = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}]).wait()\n"
     child = subprocess.Popen([sys.executable, "-c", burn], start_new_session=True)  # its group: both killed below
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            n, cpu = worker._descendants_cpu()
+            n, cpu = _descendants_cpu()
             if n >= n0 + 2 and cpu - cpu0 >= 0.25:  # the child and its grandchild, the grandchild's CPU time
                 break
             time.sleep(0.05)

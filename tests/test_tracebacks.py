@@ -1,8 +1,8 @@
-"""Failure messages start at the candidate's own frames (kbench_lib.tracebacks)."""
-from kbench_lib.tracebacks import candidate_frames_first, is_candidate_path
+"""Failure messages start at the candidate's own frames (kbench_lib.core.tracebacks)."""
+from kbench_lib.core.tracebacks import candidate_frames_first, is_candidate_path
 
 FORWARD = """Traceback (most recent call last):
-  File "/work/kbench/kbench_lib/worker.py", line 364, in run
+  File "/work/kbench/kbench_lib/isolation/worker/checks.py", line 364, in _check_one
     out = model(*inputs)
           ^^^^^^^^^^^^^^
   File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1778, in _wrapped_call_impl
@@ -25,7 +25,7 @@ def test_harness_frames_before_the_candidate_are_hidden():
     assert lines[0] == "Traceback (most recent call last):"
     assert lines[1] == "  [3 frames of the harness hidden]"
     assert lines[2] == '  File "candidate.py", line 6, in forward'
-    assert "worker.py" not in out and "_call_impl" not in out and "kbench-job" not in out
+    assert "isolation/worker/" not in out and "_call_impl" not in out and "kbench-job" not in out
     # what the candidate called, after its own frames, stays: it is where the error came from
     assert "functional.py" in out and lines[-1] == "RuntimeError: mat1 and mat2 shapes cannot be multiplied"
     assert out.count("candidate.py") == 2
@@ -35,15 +35,15 @@ def test_each_traceback_of_a_chain_is_trimmed():
     first = FORWARD.replace("RuntimeError: mat1", "ValueError: mat1")
     chained = first + "\n\nDuring handling of the above exception, another exception occurred:\n\n" + FORWARD
     out = candidate_frames_first(chained)
-    assert out.count("[3 frames of the harness hidden]") == 2 and "worker.py" not in out
+    assert out.count("[3 frames of the harness hidden]") == 2 and "isolation/worker/" not in out
     assert "During handling of the above exception" in out
 
 
 def test_import_time_failure():
     text = """Traceback (most recent call last):
-  File "/k/kbench_lib/worker.py", line 291, in run
+  File "/k/kbench_lib/isolation/worker/run.py", line 291, in _load_candidate
     module = import_candidate(job["candidate_path"])
-  File "/k/kbench_lib/worker.py", line 93, in import_candidate
+  File "/k/kbench_lib/isolation/worker/run.py", line 93, in import_candidate
     spec.loader.exec_module(module)
   File "<frozen importlib._bootstrap_external>", line 940, in exec_module
   File "<frozen importlib._bootstrap>", line 241, in _call_with_frames_removed
@@ -71,4 +71,4 @@ def test_front_truncated_trace_still_trims():
 
 def test_candidate_path_rule():
     assert is_candidate_path("/tmp/kbench-job-1/candidate.py")
-    assert not is_candidate_path("/k/kbench_lib/candidates.py") and not is_candidate_path("/x/my_candidate.py")
+    assert not is_candidate_path("/k/kbench_lib/core/candidates.py") and not is_candidate_path("/x/my_candidate.py")

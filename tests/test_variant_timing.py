@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from conftest import FIXTURES
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge, prepare_problem
 from kbench_lib.judging.plan import VARIANT_TIMING_SETS, plan_cases, timed_groups
 from kbench_lib.suite.problems import load_problem
-from kbench_lib.records import RecordWriter, read_records, row_from_verdict
+from kbench_lib.scoring.records import RecordWriter, read_records, row_from_verdict
 
 ROW_SUM = FIXTURES / "derived" / "1_Row_Sum.py"  # SMALL has no SMALL_VARIANTS: two derived on the CPU
 HERE = FIXTURES / "variant_timing"
@@ -61,7 +61,7 @@ def test_prepared_problem_times_each_variant_baseline_once_backward_too():
 
 def test_the_run_limit_grows_with_each_timed_variant():
     from kbench_lib.judging.pipeline import VARIANT_TIMING_ALLOWANCE_S, run_limit_s
-    from kbench_lib.measure.timing import MAX_REMEASURE
+    from kbench_lib.measure.trials import MAX_REMEASURE
 
     p = load_problem(ROW_SUM)
     on, off = _opts(time_variants=True, seed=3), _opts(seed=3)
@@ -147,7 +147,7 @@ class ModelNew(nn.Module):
 def test_no_candidate_code_runs_after_the_default_configurations_timed_calls(tmp_path):
     """The default configuration is timed last: once its sampled outputs are written, no call of
     the candidate could rewrite them before the judge re-checks them (variants are timed first)."""
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
 
     p = load_problem(ROW_SUM)
     work = tmp_path / "job"

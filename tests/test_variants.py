@@ -7,7 +7,7 @@ import torch
 
 from conftest import FIXTURES
 from kbench_lib.suite import variants
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.suite.lint import lint_problem
 from kbench_lib.suite.problems import instantiate, load_problem
 
@@ -204,7 +204,7 @@ def test_failing_derived_variant_is_dropped_with_a_note(tmp_path, monkeypatch):
 
 
 def test_verdict_names_declared_and_derived_variants_and_carries_the_drop_notes(tmp_path, monkeypatch, fast_cpu_opts):
-    from kbench_lib.candidates import Candidate
+    from kbench_lib.core.candidates import Candidate
     from kbench_lib.judging.pipeline import judge
 
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
@@ -289,7 +289,7 @@ def test_cpu_shape_specialised_cpp_candidate_is_rejected_on_a_derived_variant(na
 
 @pytest.mark.slow
 def test_cpu_legitimate_cpp_candidate_is_accepted_on_every_derived_variant(fast_cpu_opts, row_sum_cpp_built):
-    from kbench_lib.records import SCHEMA, row_from_verdict
+    from kbench_lib.scoring.records import SCHEMA, row_from_verdict
 
     v = _judge_row_sum("row_sum_cpp.py", fast_cpu_opts)
     assert v.correct and v.flags == [], v.message

@@ -1,18 +1,16 @@
 """The worker's stages (kbench_lib.isolation.worker) and its tamper check: every function and
 constant of every stage is among the objects the check compares by identity (a stage added later
 without a place in the check fails here), and every name of the worker before it was cut into
-stages is protected still, as the same object, at its new home. Old names stay reachable at
-``kbench_lib.worker``."""
+stages is protected still, as the same object, at its home (the stage that defines it)."""
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
 import kbench_lib.isolation.worker as stages_package
-import kbench_lib.worker as worker
-from kbench_lib.isolation.worker import tamper
+from kbench_lib.isolation.worker import report, tamper
 
-# every top-level name of kbench_lib/worker.py before the split (commit 8fb73aa)
+# every top-level name of the worker's one module before it was cut into stages (commit 8fb73aa)
 OLD_NAMES = (
     "_Tensor", "_detach", "_to", "_clone", "_empty_like", "_urandom", "_OOM", "_mem_get_info", "_memory_reserved",
     "_memory_allocated", "_empty_cache", "SAMPLE_HEADROOM", "_write_file", "_OUT_FD", "_ARENA", "_os_read", "_take_gate",
@@ -25,7 +23,25 @@ OLD_NAMES = (
     "_callables", "_DRAWING_OWN", "_drawing_state", "_warm_imports", "_same", "_drawing_tampered", "_TimedDraws",
     "_inputs_after", "_LoadError", "main",
 )
-REBOUND = {"_channel": "report", "_DRAW_OPS": "drawing"}  # globals rebound where they live: not re-exported
+# each old name's home: the stage module that defines it
+HOMES = {
+    "checks": ("_check_configs", "_check_one", "_STOPPED"),
+    "drawing": ("_DRAWING_CLASSES", "_DRAWING_MODULES", "_DRAWING_OWN", "_FACTORY_OPS", "_TimedDraws", "_callables",
+                "_draw_cases", "_draw_inputs", "_drawing_state", "_drawing_tampered", "_empty_like", "_factory_overloads",
+                "_recording_ops", "_same", "_urandom", "_DRAW_OPS"),
+    "probes": ("_child_processes", "_context_usable", "_descendants_cpu", "_processes", "_settings",
+               "_start_runtime_threads", "_threads"),
+    "report": ("MAX_TRACE", "Channel", "_dumps", "_failure_of", "_is_build_error", "_LoadError", "_trace", "_write",
+               "channel", "_channel"),
+    "results": ("_ARENA", "_OOM", "_OUT_FD", "SAMPLE_HEADROOM", "_check_output", "_clone", "_detach", "_inputs_after",
+                "_mem_get_info", "_memory_allocated", "_memory_reserved", "_snapshot", "_Tensor", "_to", "_to_cpu",
+                "_write_file", "_write_tensors", "poison_allocator"),
+    "run": ("_empty_cache", "_exit", "_monotonic", "import_candidate", "main", "run"),
+    "start": ("_await_gate", "_os_read", "_take_gate", "_warm_imports"),
+    "tamper": ("_changed", "_harness_objects", "_leftover_flags"),
+    "timed": ("MEMO_MIN_MS", "MEMO_RATIO", "_time", "timing_file", "timing_groups"),
+}
+REBOUND = {"_channel", "_DRAW_OPS"}  # globals rebound where they live: protected by name, not by identity
 
 
 def _stage_modules() -> list:
@@ -33,9 +49,10 @@ def _stage_modules() -> list:
 
 
 def test_every_stage_module_is_checked():
-    """Each module of the package is one of the stages the check holds (or the check itself, or run)."""
+    """Each module of the package is one of the stages the check holds (or the check itself, run, or the entry)."""
+    stages = {m.__name__ for m in _stage_modules()}  # each imported, as in the worker's process (the entry too)
     checked = {m.__name__ for m in tamper._stage_modules()}
-    assert {m.__name__ for m in _stage_modules()} <= checked
+    assert stages <= checked
 
 
 def test_every_function_and_constant_of_every_stage_is_protected():
@@ -48,14 +65,16 @@ def test_every_function_and_constant_of_every_stage_is_protected():
 
 
 def test_every_name_of_the_worker_before_its_split_is_protected_at_its_new_home():
+    assert sorted(n for names in HOMES.values() for n in names) == sorted(OLD_NAMES)
     objs = tamper._harness_objects()
     protected = {id(v) for v in objs.values()}
-    for name in OLD_NAMES:
-        if name in REBOUND:
-            home = importlib.import_module(f"{stages_package.__name__}.{REBOUND[name]}")
-            assert f"{home.__name__}.{name}" in objs, name
-            continue
-        assert id(getattr(worker, name)) in protected, name
+    for stage, names in HOMES.items():
+        home = importlib.import_module(f"{stages_package.__name__}.{stage}")
+        for name in names:
+            if name in REBOUND:
+                assert f"{home.__name__}.{name}" in objs, name
+                continue
+            assert id(getattr(home, name)) in protected, name
 
 
 def test_a_replaced_stage_function_is_caught():
@@ -72,12 +91,12 @@ def test_a_replaced_stage_function_is_caught():
 
 
 def test_a_patched_channel_send_is_caught():
-    """15b's patch (``Channel.send`` replaced on the class, reached as ``__main__.Channel``)."""
+    """15b's patch (``Channel.send`` replaced on the class, reached in the live worker's ``report`` stage)."""
     before = tamper._harness_objects()
-    real = vars(worker.Channel)["send"]
+    real = vars(report.Channel)["send"]
     try:
-        worker.Channel.send = lambda self, **msg: None
+        report.Channel.send = lambda self, **msg: None
         assert "kbench_lib.isolation.worker.report.Channel.send" in tamper._changed(before)
     finally:
-        worker.Channel.send = real
+        report.Channel.send = real
     assert tamper._changed(before) == []

@@ -1,4 +1,4 @@
-"""Analyses over verdict records (:data:`kbench_lib.records.SCHEMA` rows): the papers' tables and
+"""Analyses over verdict records (:data:`kbench_lib.scoring.records.SCHEMA` rows): the papers' tables and
 figures, failure and fusion patterns, scaling curves, and the interactive explorer.
 
 Each module holds one concern and only computes; the notebooks (04 to 07) call these functions and

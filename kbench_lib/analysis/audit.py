@@ -3,7 +3,7 @@
 A corpus model (:mod:`kbench_lib.generation.corpus`) records each kernel with the speedup its
 authors claimed (``claim_speedup``). Judged once under the corpus's own protocol (``cuda-l1`` for
 CUDA-L1: eval mode, the declared shape, 1e-2), the same records read under kbench's (every shape,
-fp32 at 1e-4, training mode, the guards) without judging again (:func:`kbench_lib.metrics.under_protocol`).
+fp32 at 1e-4, training mode, the guards) without judging again (:func:`kbench_lib.scoring.metrics.under_protocol`).
 
 - :func:`audit_table`: per kernel, the claim beside the speedup measured on this GPU, whether the
   corpus's protocol and kbench's accept it, kbench's cause of a rejection, its flags by class, and
@@ -15,7 +15,7 @@ fp32 at 1e-4, training mode, the guards) without judging again (:func:`kbench_li
   step (a task that does not count keeps PyTorch: 1.0x).
 - :func:`claims_figure` and :func:`waterfall_figure`: the two figures.
 
-Speedups count only where a GPU timed a kernel (:func:`kbench_lib.metrics.kernel_timed`); on a
+Speedups count only where a GPU timed a kernel (:func:`kbench_lib.scoring.metrics.kernel_timed`); on a
 machine without a GPU the measured columns are empty and the figures say so.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ import pandas as pd
 
 from pathlib import Path
 
-from .. import flags, metrics, provenance
+from ..scoring import flags, metrics
+from ..core import provenance
 from . import style
 from .data import NoData
 

@@ -62,7 +62,7 @@ def stat_bars(table: pd.DataFrame, stat: str, ylabel: str, group: str = "level",
         if ref is not None:
             ax.axhline(ref, color="0.4", lw=0.7, ls="--")
         if log:
-            from ..plots import _ratio_axis
+            from ..reports.plots import _ratio_axis
 
             _ratio_axis(ax, "y")
         ax.set_xticks(range(len(groups)), groups)

@@ -1,7 +1,7 @@
 """Which records an analysis reads, and how it says that there is nothing to show.
 
 Records come from local runs (``results/runs/<run_id>/records``, what ``make run`` and ``kbench run``
-write) and from the results committed to the repository (:mod:`kbench_lib.committed`). A ``source``
+write) and from the results committed to the repository (:mod:`kbench_lib.scoring.committed`). A ``source``
 column says which. Analyses that need a column or rows the records lack raise :class:`NoData` with a
 sentence a reader understands; notebooks print it where the section would be.
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import committed as committed_results
-from ..records import SCHEMA, read_records
+from ..scoring import committed as committed_results
+from ..scoring.records import SCHEMA, read_records
 from ..batch.runner import RUNS_ROOT
 
 
@@ -29,7 +29,7 @@ def local_runs(runs_root: str | Path | None = None) -> list[str]:
 def load(runs_root: str | Path | None = None, run_ids=None, committed: bool = True, committed_root=None, local: bool = True) -> pd.DataFrame:
     """Records of the local runs ``run_ids`` (every run under ``runs_root`` when None or empty; none
     without ``local``) and, with ``committed``, the committed results. Both keep the latest row per
-    candidate (:func:`kbench_lib.committed.latest`: over all committed rows, and within each local
+    candidate (:func:`kbench_lib.scoring.committed.latest`: over all committed rows, and within each local
     run, so that two local runs stay two sets of samples). A run whose records git tracks (``results/runs/<id>/``) is committed: with
     ``committed`` its id is skipped among the local runs, so its rows are read once.
     Column ``source``: ``local`` or ``committed``."""

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from .. import metrics
+from ..scoring import metrics
 from .failures import compile_excerpt, failure_class, threat_classes
 from .fusion import as_counts, as_kernels, fusion_row
 from .style import OUTCOME

@@ -9,7 +9,7 @@ stage where it arises (:data:`STAGE`). Below the category, a *class*:
 - runtime errors, crashes and the rest of the run: the exception's type (``ValueError``), or the CUDA
   error it reports (``CUDA: an illegal memory access was encountered``);
 - wrong answers: the comparison's own words (``N elements outside atol=rtol``, ``non-finite values``);
-- flags: the threat class (docs/THREAT_MODEL.md) the flag belongs to (:data:`kbench_lib.flags.THREAT`).
+- flags: the threat class (docs/THREAT_MODEL.md) the flag belongs to (:data:`kbench_lib.scoring.flags.THREAT`).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import re
 
 import pandas as pd
 
-from .. import metrics
-from ..flags import THREAT  # flag name -> threat class (docs/THREAT_MODEL.md): one table, the flags' registry
+from ..scoring import metrics
+from ..scoring.flags import THREAT  # flag name -> threat class (docs/THREAT_MODEL.md): one table, the flags' registry
 
 STAGE = {
     "no_code": "generation", "generation_error": "generation",

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import metrics, plots, provenance, workflows
-from ..models import is_control
+from ..scoring import metrics
+from ..reports import plots
+from ..core import provenance
+from .. import workflows
+from ..generation.models import is_control
 from . import charts, failures, fusion, results, scaling, style, tables
 from .data import NoData
 
@@ -171,7 +174,7 @@ def scaling_figures(df: pd.DataFrame, baselines: pd.DataFrame, out_dir) -> dict:
 
 def committed_all(out_dir=None, n_boot: int = results.N_BOOT) -> dict:
     """Every analysis figure and table of the committed records and baselines (``make figures``)."""
-    from .. import committed
+    from ..scoring import committed
 
     out = Path(out_dir or committed.RESULTS / "figures")
     records, _ = committed.records()

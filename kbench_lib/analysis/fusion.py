@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .. import metrics
+from ..scoring import metrics
 from .data import NoData, present
 from .failures import outcome
 
@@ -117,7 +117,7 @@ KEYS = ["source", "run_id", "model", "level", "problem", "sample", "turn", "devi
 
 def fusion_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per candidate whose record holds a profile, trusted or not: its keys, outcome,
-    ``trusted`` (:func:`kbench_lib.metrics.trusted`; distributions over the table use only these),
+    ``trusted`` (:func:`kbench_lib.scoring.metrics.trusted`; distributions over the table use only these),
     kernel speedup over eager, and :func:`fusion_row`. :class:`NoData` when no record has one."""
     if not present(df, "reference_ops"):
         raise NoData(f"no data for the fusion analysis: no record holds a profile ({PROFILE_HINT})")

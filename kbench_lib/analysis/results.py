@@ -1,7 +1,7 @@
 """The papers' headline numbers per group (model, level, ...), with bootstrap confidence intervals
 over problems.
 
-The rules are :mod:`kbench_lib.metrics`'s: trusted = correct and unflagged; a task's result is its
+The rules are :mod:`kbench_lib.scoring.metrics`'s: trusted = correct and unflagged; a task's result is its
 attempt (a sample, a refine chain's best turn, an evolve search's best proposal:
 ``metrics.attempts``); every statistic is the mean over problems of the mean over that problem's
 attempts, so each problem weighs the same however often it was sampled; speedups and
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import metrics
-from ..models import is_control
+from ..scoring import metrics
+from ..generation.models import is_control
 
 PS = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0, 3.0)  # the table's thresholds
 CURVE_PS = tuple(np.round(np.linspace(0.0, 3.0, 61), 3))  # the curve's

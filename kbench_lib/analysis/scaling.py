@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import metrics
+from ..scoring import metrics
 from .data import NoData, present, require
 
 INDEX = Path(__file__).resolve().parents[2] / "problems" / "index.csv"
@@ -191,7 +191,7 @@ def verifier_accuracy(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
 def variant_speedups(df: pd.DataFrame) -> pd.DataFrame:
     """robust-kbench's generalisation figure: each trusted candidate's kernel speedup on every shape
     variant beside the default's. Needs per-variant timings (a ``variant_speedups`` map column) of
-    kernel-timed rows (:func:`kbench_lib.metrics.kernel_timed`): CPU and interpreter times are left
+    kernel-timed rows (:func:`kbench_lib.scoring.metrics.kernel_timed`): CPU and interpreter times are left
     out, as are rows at SMALL size."""
     if len(df) and not metrics.kernel_timed(df).any():
         raise NoData("no data for per-variant speedups: no record is kernel-timed (CPU and interpreter times are no kernel "

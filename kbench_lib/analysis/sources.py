@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import SOLUTIONS, compile_source, folder_model
+from ..generation.models import SOLUTIONS, compile_source, folder_model
 from ..suite.problems import load_problem
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def candidate_source(row: dict) -> str | None:
             return None
     except Exception:  # noqa: BLE001 - an unreadable problem or folder means: not available
         return None
-    from ..candidates import detect_backend
+    from ..core.candidates import detect_backend
     from hashlib import sha256
 
     for text in options:

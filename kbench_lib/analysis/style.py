@@ -1,6 +1,6 @@
 """How the analyses' figures look: one colour-blind-safe palette (Okabe and Ito's), paper widths,
-fonts embedded (TrueType, ``pdf.fonttype`` 42, from :data:`kbench_lib.plots.STYLE`), and files that
-are the same bytes on every rerun (:func:`kbench_lib.plots.save`)."""
+fonts embedded (TrueType, ``pdf.fonttype`` 42, from :data:`kbench_lib.reports.plots.STYLE`), and files that
+are the same bytes on every rerun (:func:`kbench_lib.reports.plots.save`)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .. import plots  # noqa: E402
+from ..reports import plots  # noqa: E402
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")

@@ -18,7 +18,7 @@ import torch
 
 from ..judging.pipeline import JudgeError, JudgeOptions, prepare_problem
 from ..judging.prepared import PreparationCancelled
-from ..provenance import host_memory
+from ..core.provenance import host_memory
 from ..suite.problems import Problem
 
 # a batch's timeline at DEBUG, one record per event, its fields as attributes (``event``, ``device``,

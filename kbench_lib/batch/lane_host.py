@@ -30,7 +30,7 @@ is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib
 its fork server and workers die with it. A lane process dies with the batch's process.
 
 This module is the batch's side (:class:`LaneHost`, the pool of lane processes); the lane's own
-process is :mod:`kbench_lib.lane_process` (``python -m kbench_lib.lane_process``).
+process is :mod:`kbench_lib.batch.lane_process` (``python -m kbench_lib.batch.lane_process``).
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def process_env(device: str) -> dict[str, str]:
     """The lane process's environment: this one's, with the package importable and, for a GPU,
     that GPU its only visible one."""
     from ..judging.build import physical_gpu
-    from ..paths import with_package_importable
+    from ..core.paths import with_package_importable
 
     env = with_package_importable(dict(os.environ))
     if device.startswith("cuda"):
@@ -86,7 +86,7 @@ class _LaneProc:
         self.device, self.env = device, process_env(device)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.proc = server_pool.spawn([sys.executable, "-m", "kbench_lib.lane_process", str(theirs.fileno())],
+            self.proc = server_pool.spawn([sys.executable, "-m", "kbench_lib.batch.lane_process", str(theirs.fileno())],
                                           pass_fds=[theirs.fileno()], env=self.env)
         finally:
             theirs.close()
@@ -142,7 +142,7 @@ def start(devices: list[str], wait: bool = True) -> None:
     :func:`kbench_lib.batch.runner.start_servers`), so that a batch over them finds its lanes' processes
     ready. ``wait``: until each has its fork server, its CUDA context, cuBLAS and the profiler
     loaded (as a lane process that has judged a batch has); otherwise they are left starting."""
-    from ..cpu_sets import gpu_cpu_sets
+    from ..core.cpu_sets import gpu_cpu_sets
 
     cpus = gpu_cpu_sets(devices)
     with _POOL_LOCK:
@@ -352,7 +352,7 @@ def _is_lane_process(pid: str, tries: int = 500) -> bool:
         for _ in range(tries):
             cmdline = proc.joinpath("cmdline").read_bytes()
             if cmdline or proc_state(pid) in ("Z", "X"):
-                return b"kbench_lib.lane_process" in cmdline
+                return b"kbench_lib.batch.lane_process" in cmdline
             time.sleep(0.001)
     except OSError:  # it has gone
         pass

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from ..samples import Arrival
+from ..generation.samples import Arrival
 
 
 class LanesAborted(RuntimeError):

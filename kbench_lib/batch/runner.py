@@ -1,7 +1,7 @@
 """Batches: judge every candidate a model gives for every problem, recording each verdict at once.
 
 Generation and judging overlap: the model's samples are taken as they arrive
-(:func:`kbench_lib.models.iter_arrivals`; a language model asks for all of them concurrently), a
+(:func:`kbench_lib.generation.models.iter_arrivals`; a language model asks for all of them concurrently), a
 sample's build starts as soon as its code is there, and judging starts on the first one. Except
 for a model that generates on a GPU the batch judges on (``hf:``, :func:`generates_on`): its
 samples are all generated first, so that no generation runs beside a timing.
@@ -23,17 +23,17 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from .. import cpu_sets
+from ..core import cpu_sets
 from ..isolation import server_pool
 from ..judging import build
 from .held_references import PreparedReferences, mark
 from ..judging.pipeline import JudgeError, JudgeOptions, Verdict, build_candidate, judge, start_judgement
 from .lanes import JudgeLanes, LanesAborted
 from .overlap import OverlappingLane, Step
-from ..models import ModelUnavailable, get_model, iter_arrivals
+from ..generation.models import ModelUnavailable, get_model, iter_arrivals
 from ..suite.problems import Problem
-from ..provenance import device_name, environment, resolve_device
-from ..records import RecordWriter, read_records, row_from_verdict
+from ..core.provenance import device_name, environment, resolve_device
+from ..scoring.records import RecordWriter, read_records, row_from_verdict
 from .verdicts import (  # noqa: F401 - also at their old home, kbench_lib.batch.runner.X
     RUNS_ROOT, _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
 )
@@ -75,12 +75,12 @@ def batch_devices(opts: JudgeOptions, gpus: int | str | None = None) -> list[str
 
 def start_servers(devices: list[str], wait: bool = True) -> None:
     """Starts the warm fork servers a batch over ``devices`` will fork its workers from (one per
-    device, each on the cores that batch gives its device: :mod:`kbench_lib.cpu_sets`), so that its
+    device, each on the cores that batch gives its device: :mod:`kbench_lib.core.cpu_sets`), so that its
     first workers do not wait for them (8-12 s): a
     notebook's setup, or anything a batch waits for anyway. The batch's judging threads take them;
     a later batch of the same process over the same devices takes them too (``server_pool``).
     Where such a batch judges each device in a process of its own (:func:`lane_processes_by_default`),
-    those processes are started instead, each with its server (:func:`kbench_lib.lane_process.start`)."""
+    those processes are started instead, each with its server (:func:`kbench_lib.batch.lane_host.start`)."""
     if lane_processes_by_default(devices):
         from .lane_host import start
 
@@ -118,7 +118,7 @@ def run_batch(
     the least loaded, then on to that one, which prepares the problem too, and a GPU that runs dry
     takes waiting samples from the longest queue (:mod:`kbench_lib.batch.lanes`); every verdict is the
     same as on one GPU but for its timings. Over several GPUs, each GPU's workers run on cores of
-    their own (:mod:`kbench_lib.cpu_sets`).
+    their own (:mod:`kbench_lib.core.cpu_sets`).
     A lane prepares the references of the problems waiting in its line while its fork server
     starts and the next one while a worker starts behind its gate (:meth:`_Batch.begin`).
     ``prebuild_jobs`` > 1 builds candidates on that many CPU cores while judging goes on (None:
@@ -128,9 +128,9 @@ def run_batch(
     it gains nothing measurable on the throughput batch and holds two candidates' result files in
     /dev/shm at once.
     ``lane_processes``: each device's lane judged by a process of its own that sees only that
-    device (:mod:`kbench_lib.lane_process`); by default on several GPUs
+    device (:mod:`kbench_lib.batch.lane_process`); by default on several GPUs
     (:func:`lane_processes_by_default`).
-    ``generation`` holds a language model's options (see :func:`kbench_lib.models.get_model`).
+    ``generation`` holds a language model's options (see :func:`kbench_lib.generation.models.get_model`).
     ``ray``: run the batch on a Ray cluster instead (True or "" for ``ray.init()``'s default, "auto"
     or an address; :mod:`kbench_lib.cluster`, docs/CLUSTER.md)."""
     if ray is not None and ray is not False:
@@ -159,7 +159,7 @@ def run_batch(
 
 
 def lane_processes_by_default(devices: list[str]) -> bool:
-    """Whether a batch over ``devices`` judges each in a process of its own (:mod:`kbench_lib.lane_process`):
+    """Whether a batch over ``devices`` judges each in a process of its own (:mod:`kbench_lib.batch.lane_process`):
     on several GPUs, unless ``KBENCH_LANE_PROCESSES=0``. (``=1`` asks for it on one device too.)"""
     env = os.environ.get("KBENCH_LANE_PROCESSES")
     if env in ("0", "1"):
@@ -201,7 +201,7 @@ class _Batch:
     """One local batch: samples arrive (lazily, as the model produces them), their builds start at
     once, and one judging thread per device judges them as they come (:class:`.lanes.JudgeLanes`),
     itself or, with ``lane_processes``, through a process of its own that sees only that device
-    (:mod:`kbench_lib.lane_process`); each verdict is appended to the records as soon as it exists."""
+    (:mod:`kbench_lib.batch.lane_process`); each verdict is appended to the records as soon as it exists."""
 
     def __init__(self, writer: RecordWriter, run_id: str, model: str, strategy: str, opts: JudgeOptions, devices: list[str],
                  prebuild_jobs: int | None, progress: bool, overlap: bool = False, lane_processes: bool | None = None):
@@ -313,7 +313,7 @@ class _Batch:
             prepared.release_all()
 
     def work_in_process(self, lane: int, device: str) -> None:
-        """``lane`` judged by a process of its own (:mod:`kbench_lib.lane_process`); this thread
+        """``lane`` judged by a process of its own (:mod:`kbench_lib.batch.lane_process`); this thread
         serves it the lane's samples, their builds and the records."""
         from .lane_host import LaneHost
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..judging.pipeline import JudgeError, JudgeOptions, Verdict, judge
 from ..suite.problems import Problem
-from ..provenance import device_name, environment
-from ..records import MAX_SOURCE_CHARS
+from ..core.provenance import device_name, environment
+from ..scoring.records import MAX_SOURCE_CHARS
 
 # where runs are written unless a caller names a folder: results/runs/ of the checkout, or
 # $KBENCH_RUNS_ROOT (the test suite points it at a temporary folder, so that it never writes a user's runs)

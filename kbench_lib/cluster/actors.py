@@ -76,7 +76,7 @@ class JudgeActor:
     def info(self) -> dict:
         """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
         judge's environment (versions, git sha)."""
-        from ..provenance import device_name, environment
+        from ..core.provenance import device_name, environment
 
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         return {"node_id": node_id(), "host": socket.gethostname(), "pid": os.getpid(), "device": self.device,

@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 
 from ..judging import build
 from ..judging.pipeline import JudgeOptions, Verdict
-from ..models import ModelUnavailable, get_model, iter_samples
-from ..records import RecordWriter, read_records, row_from_verdict
+from ..generation.models import ModelUnavailable, get_model, iter_samples
+from ..scoring.records import RecordWriter, read_records, row_from_verdict
 from . import actors, connect
 from .errors import ClusterError
 from .work import Job, WorkQueue, jobs_for

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..samples import Sample
+from ..generation.samples import Sample
 from ..suite.problems import Problem
 
 Key = tuple  # (model, problem key, sample index): one record each

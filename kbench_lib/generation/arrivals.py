@@ -3,13 +3,13 @@ the model is still generating (:meth:`.LanguageModel.arrivals`).
 
 Every wanted sample of every problem is asked for at once on the model's event loop (at most
 ``concurrency`` requests talk to the provider at a time); each answer, parsed into a
-:class:`~kbench_lib.models.Sample`, goes into a queue that the caller's thread reads. The queue
+:class:`~kbench_lib.generation.models.Sample`, goes into a queue that the caller's thread reads. The queue
 is bounded: a request starts only while fewer than ``queue_size`` answers wait for the caller
 (for providers that sample a whole problem in one call, ``hf``, a batch counts as one), so a
 caller that falls behind slows the requests down instead of piling answers up. A request the
 server refused, or one that broke in an unexpected way, is a sample with the failure
 ``generation_error``; a problem whose prompt cannot be built is one arrival with that error; a
-:class:`~kbench_lib.models.ModelUnavailable` (a bad key, retries spent, a replay miss) cancels
+:class:`~kbench_lib.generation.models.ModelUnavailable` (a bad key, retries spent, a replay miss) cancels
 what is in flight and is raised to the caller. Leaving the iteration early cancels it as well;
 requests cancelled under a waiting caller (the model closed by another thread) raise a
 ``RuntimeError`` there instead of leaving it waiting.
@@ -22,7 +22,7 @@ from typing import Iterator
 
 from tqdm.auto import tqdm
 
-from ..samples import Arrival, ModelUnavailable, Sample
+from .samples import Arrival, ModelUnavailable, Sample
 from ..suite.problems import Problem
 from .cache import canonical, sha256
 from .errors import GENERATION_ERROR
@@ -38,6 +38,47 @@ class _Stopped:
         self.error = errors
 
 
+async def _ask_problem(model, problem: Problem, indices: list[int], room: asyncio.Semaphore, out: queue.Queue, bar) -> None:
+    """One problem's samples asked of ``model``: one request for all of them where its provider
+    batches, one per sample otherwise, each request waiting for room in the queue (``room``, freed
+    by the consumer as it takes a request's last sample). Each sample goes to ``out`` as an
+    :class:`Arrival`, with whether it frees its request's room; a prompt that cannot be built, or
+    a request that fails, is its samples' record, not the batch's end."""
+    try:
+        messages = build_messages(problem, model.options.prompt)
+    except Exception as e:  # noqa: BLE001 - that problem's record, not the batch's end
+        out.put((Arrival(problem, None, f"cannot build the prompt: {type(e).__name__}: {e}"), False))
+        return
+    left = len(indices)
+
+    def deliver(samples: list[Sample]) -> None:
+        nonlocal left
+        for n, s in enumerate(samples):
+            left -= 1
+            bar.update()
+            out.put((Arrival(problem, s, last=left == 0), n == len(samples) - 1))  # the unit's last one frees its room
+
+    async def unit(indices: list[int]) -> None:
+        await room.acquire()
+        try:
+            if model.provider.batched:
+                samples = await model._batched_samples(problem, messages, indices)
+            else:
+                samples = [await model._one_sample(problem, messages, indices[0])]
+        except (ModelUnavailable, asyncio.CancelledError):
+            room.release()
+            raise
+        except Exception as e:  # noqa: BLE001 - a broken request is its samples' record
+            meta = {"prompt_sha": sha256(canonical(messages)), "gen_cached": False}
+            samples = [Sample(i, None, f"{type(e).__name__}: {e}", failure=GENERATION_ERROR, meta=meta) for i in indices]
+        deliver(samples)
+
+    units = [indices] if model.provider.batched else [[i] for i in indices]
+    async with asyncio.TaskGroup() as group:
+        for u in units:
+            group.create_task(unit(u))
+
+
 def stream_arrivals(model, problems: list[Problem], skip=frozenset(), queue_size: int | None = None) -> Iterator[Arrival]:
     """:class:`Arrival`s of ``model`` (a :class:`.LanguageModel`) on ``problems`` in the order they
     are answered; (problem key, sample index) pairs in ``skip`` are not asked for."""
@@ -49,41 +90,6 @@ def stream_arrivals(model, problems: list[Problem], skip=frozenset(), queue_size
     room = asyncio.Semaphore(size)
     bar = tqdm(total=sum(len(w) for _, w in todo), desc=f"generating ({model.name})", unit="sample", disable=not o.progress)
 
-    async def one_problem(problem: Problem, indices: list[int]) -> None:
-        try:
-            messages = build_messages(problem, o.prompt)
-        except Exception as e:  # noqa: BLE001 - that problem's record, not the batch's end
-            out.put((Arrival(problem, None, f"cannot build the prompt: {type(e).__name__}: {e}"), False))
-            return
-        left = len(indices)
-
-        def deliver(samples: list[Sample]) -> None:
-            nonlocal left
-            for n, s in enumerate(samples):
-                left -= 1
-                bar.update()
-                out.put((Arrival(problem, s, last=left == 0), n == len(samples) - 1))  # the unit's last one frees its room
-
-        async def unit(indices: list[int]) -> None:
-            await room.acquire()
-            try:
-                if model.provider.batched:
-                    samples = await model._batched_samples(problem, messages, indices)
-                else:
-                    samples = [await model._one_sample(problem, messages, indices[0])]
-            except (ModelUnavailable, asyncio.CancelledError):
-                room.release()
-                raise
-            except Exception as e:  # noqa: BLE001 - a broken request is its samples' record
-                meta = {"prompt_sha": sha256(canonical(messages)), "gen_cached": False}
-                samples = [Sample(i, None, f"{type(e).__name__}: {e}", failure=GENERATION_ERROR, meta=meta) for i in indices]
-            deliver(samples)
-
-        units = [indices] if model.provider.batched else [[i] for i in indices]
-        async with asyncio.TaskGroup() as group:
-            for u in units:
-                group.create_task(unit(u))
-
     def cancelled() -> _Stopped:
         return _Stopped(RuntimeError(f"the requests to {model.name} were cancelled (was the model closed?)"))
 
@@ -93,7 +99,7 @@ def stream_arrivals(model, problems: list[Problem], skip=frozenset(), queue_size
             try:
                 async with asyncio.TaskGroup() as group:
                     for p, wanted in todo:
-                        group.create_task(one_problem(p, wanted))
+                        group.create_task(_ask_problem(model, p, wanted, room, out, bar))
             except* ModelUnavailable as errors:
                 end = _Stopped(errors)
             except* Exception as errors:  # noqa: BLE001 - a bug here must reach the caller, not hang it

@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..samples import ModelUnavailable
+from .samples import ModelUnavailable
 
 MODES = ("live", "replay", "refresh")
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "results" / "cache" / "generation.sqlite"

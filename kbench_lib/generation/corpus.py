@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..candidates import Candidate, detect_backend
-from ..samples import Sample
+from ..core.candidates import Candidate, detect_backend
+from .samples import Sample
 from ..suite.problems import Problem, ProblemError, load_problem
 
 FORMATS = ("cuda-l1",)

@@ -1,6 +1,6 @@
 """What can go wrong when asking a model, and how each case ends.
 
-- :class:`ProviderError` (a :class:`kbench_lib.models.ModelUnavailable`): the model cannot answer
+- :class:`ProviderError` (a :class:`kbench_lib.generation.models.ModelUnavailable`): the model cannot answer
   at all: a bad or missing key (401/403), an unknown model (404), an unreachable server, rate
   limits, server errors or timeouts that outlasted every retry, answers that are not chat
   completions. The batch stops with this error; every verdict already recorded stays, and every
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..samples import ModelUnavailable
+from .samples import ModelUnavailable
 
 GENERATION_ERROR = "generation_error"
 _KEYLIKE_RE = re.compile(r"\b(sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_\-*.]{8,}")

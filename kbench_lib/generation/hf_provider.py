@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from ..seeding import SEEDED
+from ..core.seeding import SEEDED
 from .cache import Response
 from .errors import MissingExtra, RequestRejected
 

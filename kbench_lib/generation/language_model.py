@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from tqdm.auto import tqdm
 
-from ..candidates import Candidate, detect_backend
-from ..samples import ModelUnavailable, Sample
+from ..core.candidates import Candidate, detect_backend
+from .samples import ModelUnavailable, Sample
 from ..suite.problems import Problem
 from .cache import DEFAULT_PATH, Response, ResponseCache, canonical, request_key, sha256
 from .errors import GENERATION_ERROR, MalformedResponse, ProviderError, RequestRejected

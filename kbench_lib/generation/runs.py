@@ -9,8 +9,8 @@ import pandas as pd
 
 from ..judging.pipeline import JudgeOptions
 from ..suite.problems import Problem, discover_with_errors
-from ..provenance import device_name, resolve_device
-from ..records import read_records
+from ..core.provenance import device_name, resolve_device
+from ..scoring.records import read_records
 from ..batch.runner import RUNS_ROOT, new_run_id, run_batch
 from .spec import is_language_model
 

@@ -2,7 +2,7 @@
 
 Grammar (one spec names one model)::
 
-    reference | torch-compile | folder:PATH          offline solvers (kbench_lib.models)
+    reference | torch-compile | folder:PATH          offline solvers (kbench_lib.generation.models)
     openai[ENV]:MODEL[@BASE_URL]                      any OpenAI-compatible chat-completions endpoint
     anthropic[ENV]:MODEL[@BASE_URL]                   Anthropic's messages API
     hf:PATH                                           a local Hugging Face checkpoint directory

@@ -1,7 +1,7 @@
 """A warm start for candidate processes: a server with torch and the worker imported (CUDA never
 initialised) that forks a fresh, isolated child per candidate.
 
-Starting ``python -m kbench_lib.worker`` costs an interpreter and a torch import per candidate
+Starting ``python -m kbench_lib.isolation.worker`` costs an interpreter and a torch import per candidate
 (1-3 s); a fork of this server costs milliseconds. Each child is as fresh as a new process for
 everything that matters: its own address space (copy-on-write: nothing it changes reaches the
 server or the next child), its own CUDA context (created after the fork; the server never touches
@@ -89,7 +89,7 @@ def _child(req: dict, fds: list[int], sock: socket.socket, isolation: int, serve
 
 
 def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
-    """C3 (or C1): becomes the worker in this process, as ``python -m kbench_lib.worker ARGS`` would."""
+    """C3 (or C1): becomes the worker in this process, as ``python -m kbench_lib.isolation.worker ARGS`` would."""
     log_fd, msg_fd = fds[0], fds[1]
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -109,8 +109,8 @@ def _exec_worker(req: dict, fds: list[int], fs_readonly: bool) -> None:
     import tempfile
 
     tempfile.tempdir = None  # TMPDIR is the job's own
-    sys.argv = ["kbench_lib.worker", *req["args"]]
-    from .. import worker
+    sys.argv = ["kbench_lib.isolation.worker", *req["args"]]
+    from .worker import __main__ as worker  # the worker's entry module (imported, not run: its main is called here)
 
     worker.main(list(req["args"]))  # exits the process
     os._exit(1)
@@ -166,7 +166,7 @@ def _warm_up(cuda: bool) -> tuple[int, dict] | None:
     import torch  # noqa: F401 - imported once here, inherited by every child
 
     marks.append(("torch", time.monotonic()))
-    from .. import worker  # noqa: F401
+    from .worker import __main__ as worker  # noqa: F401 - the worker's entry, with every stage it imports
 
     marks.append(("worker", time.monotonic()))
     for name in WARM_IMPORTS:  # what the profiler, torch.compile and load_inline import on first use
@@ -286,7 +286,7 @@ def _forked_server(zygote_sock: socket.socket, fd: int, req: dict, isolation: in
         zygote_sock.close()
         _die_with_parent(zygote_pid)
         os.setsid()  # its own process group: closing it (killpg) ends it alone
-        from ..cpu_sets import pin_process
+        from ..core.cpu_sets import pin_process
 
         pin_process(req.get("cpus"))  # this GPU's cores, and torch's thread pools sized to them
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
@@ -483,7 +483,7 @@ class Zygote(_Connection):
 
 def main(argv: list[str]) -> None:
     _die_with_parent(int(argv[2]) if len(argv) > 2 else None)  # the judge killed outright takes the server with it
-    from ..cpu_sets import apply_from_env
+    from ..core.cpu_sets import apply_from_env
 
     apply_from_env()  # this GPU's cores (a batch over several GPUs), before torch sizes its thread pools at import
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(argv[0]))

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from .idle import IdleWatch
-from ..paths import with_package_importable
+from ..core.paths import with_package_importable
 from .process_setup import (  # noqa: F401 - their old home: kbench_lib.isolation.sandbox.X
     _PRCTL, ALLOWED_NAMES, ALLOWED_PREFIXES, PR_SET_PDEATHSIG, SECRET_MARKERS, _limit_resources, _resolve_prctl, die_with_parent,
     scrubbed_env,
@@ -217,7 +217,7 @@ def run_isolated(args: list[str], **kw) -> ProcessResult:
     ``isolate_network``, ``max_file_bytes``, ``cuda``, ``writable``).
 
     The child gets a message pipe on a file descriptor named by ``KBENCH_MSG_FD``. The judge's
-    worker's runs (``-m kbench_lib.worker run``) are forked from a warm server (:mod:`kbench_lib.isolation.forkserver`)
+    worker's runs (``-m kbench_lib.isolation.worker run``) are forked from a warm server (:mod:`kbench_lib.isolation.forkserver`)
     unless ``KBENCH_FORKSERVER=0``; anything else is a fresh interpreter."""
     return start_isolated(args, **kw).result()
 
@@ -266,7 +266,7 @@ def start_isolated(
         rw.append(os.path.realpath(d))
     env["KBENCH_RW"] = ":".join(dict.fromkeys(rw))
     server = None
-    if args[:3] == ["-m", "kbench_lib.worker", "run"]:
+    if args[:3] == ["-m", "kbench_lib.isolation.worker", "run"]:
         from .server_pool import server as warm_server
 
         server = warm_server(cuda)

@@ -77,7 +77,7 @@ class _Spawner:
         return done.result()
 
     def _serve(self) -> None:
-        from ..cpu_sets import keep_to
+        from ..core.cpu_sets import keep_to
 
         keep_to(None)  # started by a pinned judging thread: the zygotes it starts have every core
         while True:
@@ -103,11 +103,11 @@ _PINNED = threading.local()
 
 def pin_thread(cpus) -> None:
     """The cores this thread, and the servers it starts (and their workers), run on (None: any):
-    a batch's judging thread of one of several GPUs (:mod:`kbench_lib.cpu_sets`). The thread keeps
+    a batch's judging thread of one of several GPUs (:mod:`kbench_lib.core.cpu_sets`). The thread keeps
     to them too: the judge's own work for one GPU (preparing references, comparing outputs, its
     thread pools) then never runs on the cores where another GPU's candidate is being timed (judge work
     there can make an honest candidate's 59 us calls read 89 us, its device clock unchanged)."""
-    from ..cpu_sets import keep_to
+    from ..core.cpu_sets import keep_to
 
     _PINNED.cpus = tuple(sorted(cpus)) if cpus else None
     keep_to(_PINNED.cpus)
@@ -120,8 +120,8 @@ def server_env(cuda: bool, cpus=_THREADS) -> dict[str, str]:
     """The server's environment: what the modules it imports may read at import, with the values
     every worker gets (build.build_env), and the cores it is kept on (``cpus``; by default those
     the calling thread is pinned to)."""
-    from ..cpu_sets import ENV, format_cpulist
-    from ..paths import cache_root, with_package_importable
+    from ..core.cpu_sets import ENV, format_cpulist
+    from ..core.paths import cache_root, with_package_importable
     from .process_setup import scrubbed_env
 
     env = with_package_importable(scrubbed_env({"TORCHINDUCTOR_COMPILE_THREADS": "1", "TRITON_CACHE_DIR": str(cache_root() / "triton")}))
@@ -235,7 +235,7 @@ def _zygote(cuda: bool, env: dict) -> "Zygote | None":
 
 def _start(entry: _Entry, cuda: bool) -> None:
     """Starts ``entry``'s server: forked by the zygote of its environment, kept to its cores."""
-    from ..cpu_sets import ENV
+    from ..core.cpu_sets import ENV
     from .forkserver import ForkServer
 
     try:

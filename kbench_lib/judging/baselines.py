@@ -35,7 +35,7 @@ import torch
 
 from ..suite.baselines_store import file_name
 from ..suite.problems import Problem, load_problem
-from ..provenance import device_slug, environment, resolve_device
+from ..core.provenance import device_slug, environment, resolve_device
 from ..suite.reference import build_reference, make_inputs, set_flags
 from ..measure.tensors import require_grad, to_device
 from ..measure.timing import time_callable
@@ -190,7 +190,7 @@ def _cache_env(folder: Path) -> dict[str, str]:
 def _child_env(folder: Path) -> dict[str, str]:
     """The shared caches, and the code version (a copy of the tree without .git has it only from
     the environment, which the sandbox does not pass on by itself)."""
-    from ..provenance import git_sha
+    from ..core.provenance import git_sha
 
     sha = git_sha()
     return {**_cache_env(folder), **({"KBENCH_GIT_SHA": sha} if sha else {})}

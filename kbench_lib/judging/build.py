@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
-from ..candidates import Candidate
-from ..paths import cache_root
+from ..core.candidates import Candidate
+from ..core.paths import cache_root
 
 
 def local_arch(device: str) -> str | None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..isolation import sandbox
 from . import build
-from ..build_claim import BuildClaim
-from ..candidates import Candidate
+from ..core.build_claim import BuildClaim
+from ..core.candidates import Candidate
 from ..isolation.idle import IDLE_CPU_S
 from .verdict import JudgeOptions
 from .worker_reports import _last
@@ -55,7 +55,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             # the idle limit too, where no other judge's build can hold torch's lock in the folder:
             # a build that uses no CPU then waits on nothing (a candidate that sleeps at import)
             res = sandbox.run_isolated(
-                ["-m", "kbench_lib.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
+                ["-m", "kbench_lib.isolation.worker", "build", str(wd)], workdir=str(wd), timeout_s=opts.build_timeout_s,
                 env_extra=build.build_env(candidate, device), isolate_network=opts.isolate_network and opts.guards,
                 cuda=device.startswith("cuda"), writable=build.writable_dirs(candidate, device),
                 idle_timeout_s=(opts.idle_timeout_s or None) if claim.alone else None,

@@ -1,6 +1,6 @@
 """Correctness per configuration: every checked input set of a judgement compared with the
 reference, whatever the tolerance, and gathered into one result per configuration
-(:mod:`kbench_lib.protocols` says what the fields mean and which of them decide ``correct``).
+(:mod:`kbench_lib.scoring.protocols` says what the fields mean and which of them decide ``correct``).
 
 The worker checks every configuration, also after one failed: a set that raises ends its
 configuration (its other sets are skipped: one failure settles it) and the worker goes on with the
@@ -128,7 +128,7 @@ def unchecked(config: dict, reason: str) -> None:
 
 def settle(configs: list[dict], tol: float) -> None:
     """Each configuration's ``passed`` and ``failure`` at ``tol`` (the verdict's protocol's)."""
-    from ..protocols import config_failure
+    from ..scoring.protocols import config_failure
 
     for c in configs:
         c["failure"] = config_failure(c, tol)

@@ -3,7 +3,7 @@ compared (:func:`_check_configs`), and the verdict from them (:func:`_decide`).
 """
 from __future__ import annotations
 
-from .. import protocols
+from ..scoring import protocols
 from ..isolation import sandbox
 from . import config_checks, tf32
 from ..suite.problems import model_name

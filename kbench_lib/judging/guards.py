@@ -138,6 +138,28 @@ def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
     return False
 
 
+def _library_aliases(tree: ast.AST) -> dict[str, str]:
+    """Names the source binds to library objects (``T = torch.Tensor``, ``from torch.backends import
+    cudnn``, ``import torch.nn.functional as F``) -> the dotted path each stands for, so that patching
+    through an alias shows too."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _root_name(node.value) in PATCHABLE_ROOTS:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    aliases[t.id] = _dotted(node.value)
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in PATCHABLE_ROOTS:
+            # ``from torch.backends import cudnn``: the name bound is the library's object
+            for a in node.names:
+                if a.name != "*" and (a.asname or a.name) not in PATCHABLE_ROOTS:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.asname and a.name.split(".")[0] in PATCHABLE_ROOTS and a.asname not in PATCHABLE_ROOTS:
+                    aliases[a.asname] = a.name
+    return aliases
+
+
 def static_flags(source: str, backend: str, policy: Policy | None = None) -> list[str]:
     """Reasons to distrust a candidate found in its source (no execution)."""
     policy = policy or Policy()
@@ -154,22 +176,7 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
         if policy.on(name) and text not in flags:
             flags.append(text)
 
-    # names bound to library objects (``T = torch.Tensor``), so patching through an alias shows too
-    aliases = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)) and _root_name(node.value) in PATCHABLE_ROOTS:
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    aliases[t.id] = _dotted(node.value)
-        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in PATCHABLE_ROOTS:
-            # ``from torch.backends import cudnn``: the name bound is the library's object
-            for a in node.names:
-                if a.name != "*" and (a.asname or a.name) not in PATCHABLE_ROOTS:
-                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                if a.asname and a.name.split(".")[0] in PATCHABLE_ROOTS and a.asname not in PATCHABLE_ROOTS:
-                    aliases[a.asname] = a.name
+    aliases = _library_aliases(tree)
     # names of the functions and classes the source defines (a value that replaces library code)
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     for node in ast.walk(tree):

@@ -2,7 +2,7 @@
 
 The judge's process owns the reference: it builds the problem's Model, draws fresh seeds, computes
 the expected outputs (and gradients, for backward tasks), and times the eager baseline. The
-candidate runs in a separate, isolated worker process (:mod:`kbench_lib.worker`, started through
+candidate runs in a separate, isolated worker process (:mod:`kbench_lib.isolation.worker`, started through
 :mod:`kbench_lib.isolation.sandbox`) that never sees an expected value; its raw outputs come back as plain
 tensors and are compared here, element by element.
 
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import torch
 
-from .. import protocols
-from ..metrics import times_a_kernel
+from ..scoring import protocols
+from ..scoring.metrics import times_a_kernel
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
 from ..measure import device_arena, host_speed
-from ..build_claim import BuildClaim
-from ..candidates import Candidate
+from ..core.build_claim import BuildClaim
+from ..core.candidates import Candidate
 from .prepared import PreparedProblem, prepare
 from ..suite.problems import Problem, ProblemError
-from ..provenance import device_name, environment, resolve_device
+from ..core.provenance import device_name, environment, resolve_device
 from ..measure.tensors import nbytes
 from ..measure.timing_summary import host_bound_note
 from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judging.pipeline.timing_file (tests use it)
@@ -250,7 +250,7 @@ class Judgement:
             self._claim = BuildClaim(build.build_dir(candidate, device))
         # the arena's descriptor goes to this worker (named by ENV_FD), with its size
         arena = self._arena if self._arena is not None and self._arena.fd >= 0 else None
-        self.run = sandbox.start_isolated(["-m", "kbench_lib.worker", "run", str(self.wd)], workdir=str(self.wd),
+        self.run = sandbox.start_isolated(["-m", "kbench_lib.isolation.worker", "run", str(self.wd)], workdir=str(self.wd),
                                           timeout_s=run_limit_s(prep, opts),
                                           env_extra={**build.build_env(candidate, device),
                                                      **({device_arena.ENV_BYTES: str(arena.nbytes)} if arena else {})},

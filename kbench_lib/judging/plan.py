@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from ..isolation.worker.timed import timing_groups
 from ..measure.tensors import nbytes
-from ..provenance import host_memory
+from ..core.provenance import host_memory
 from ..suite.problems import Config, Problem, ProblemError, eval_config
 from ..suite.reference import Case
 

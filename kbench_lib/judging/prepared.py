@@ -30,12 +30,12 @@ from functools import partial
 import torch
 
 from . import modes, reference_store, tf32
-from .. import protocols
+from ..scoring import protocols
 from ..measure import host_speed, profiling
 from ..suite import baselines_store, roofline, variants
 from ..suite.lint import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError
-from ..provenance import device_name
+from ..core.provenance import device_name
 from ..suite.reference import Case, build_reference, in_mode, make_case, make_inputs, set_flags, upstream_grads
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
@@ -440,6 +440,30 @@ class PreparationCancelled(Exception):
     """A preparation given up at a case's boundary (its ``cancel`` said so): nothing of it is kept."""
 
 
+def _expected_to_cpu(cases: list[Case]) -> None:
+    """Moves the cases' expected outputs and gradients to the CPU (a preparation too large to keep
+    on the GPU)."""
+    for c in cases:
+        c.expected = [e.cpu() if isinstance(e, torch.Tensor) else e for e in c.expected]
+        c.expected_input_grads = [g.cpu() if isinstance(g, torch.Tensor) else g for g in c.expected_input_grads]
+        c.expected_param_grads = {k: g.cpu() for k, g in c.expected_param_grads.items()}
+
+
+def _timed_sets_as_shapes(cases: list[Case], specs: list[CaseSpec]) -> None:
+    """The timed sets' expected outputs and gradients kept as shapes only (on the meta device), their
+    memory given back. A timed set of the plan serves the baseline and, through its expected
+    outputs, the sizes of a candidate's timing record only: a candidate's timed sets are its
+    worker's own, drawn again per verdict (timed_case)."""
+    def meta(t):
+        return torch.empty_like(t, device="meta") if isinstance(t, torch.Tensor) else t
+
+    for c, s in zip(cases, specs):
+        if s.timed:
+            c.expected = [meta(e) for e in c.expected]
+            c.expected_input_grads = [meta(g) for g in c.expected_input_grads]
+            c.expected_param_grads = {k: meta(g) for k, g in c.expected_param_grads.items()}
+
+
 def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None = None, cancel=None) -> PreparedProblem:
     """Runs the reference on every case of a fresh seed set (raises ProblemError when it cannot).
     ``cancel()``, asked before each case, gives the preparation up (:class:`PreparationCancelled`):
@@ -492,10 +516,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
             i += 1
             if on_device and not _fits_on_device(device, sum(nbytes(c.expected) for c in cases)):
                 on_device = False  # too large to keep on the GPU: this and every later case on the CPU
-                for c in cases:
-                    c.expected = [e.cpu() if isinstance(e, torch.Tensor) else e for e in c.expected]
-                    c.expected_input_grads = [g.cpu() if isinstance(g, torch.Tensor) else g for g in c.expected_input_grads]
-                    c.expected_param_grads = {k: g.cpu() for k, g in c.expected_param_grads.items()}
+                _expected_to_cpu(cases)
     except (ProblemError, PreparationCancelled):
         raise
     except Exception as e:  # noqa: BLE001 - the reference failing is the problem's fault, not a candidate's
@@ -511,15 +532,7 @@ def prepare(problem: Problem, device: str, opts, small: bool, seed: int | None =
         other = next((c for c in cases[1:] if c.config == cases[0].config), None)
         for reason in degenerate_reasons(cases[0].expected, other.expected if other else None, p.tolerance):
             p.flags.append(f"degenerate_task: {reason}")
-    # a timed set of the plan serves the baseline and, through its expected outputs, the sizes of a
-    # candidate's timing record only: a candidate's timed sets are its worker's own, drawn again per
-    # verdict (timed_case). Shapes kept on the meta device, the memory given back
-    meta = lambda t: torch.empty_like(t, device="meta") if isinstance(t, torch.Tensor) else t  # noqa: E731
-    for c, s in zip(cases, specs):
-        if s.timed:
-            c.expected = [meta(e) for e in c.expected]
-            c.expected_input_grads = [meta(g) for g in c.expected_input_grads]
-            c.expected_param_grads = {k: meta(g) for k, g in c.expected_param_grads.items()}
+    _timed_sets_as_shapes(cases, specs)
     if device.startswith("cuda"):
         try:
             p.sol_ms = p.sol_ms_on(problem.declared_configs(small=small)[0], device_name(device))

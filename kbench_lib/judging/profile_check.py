@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from . import reference_store
 from ..measure import profiling
-from ..candidates import Candidate
+from ..core.candidates import Candidate
 from .prepared import PreparedProblem
 from .verdict import JudgeOptions, Verdict
-from .. import protocols
+from ..scoring import protocols
 from .worker_reports import _count, _last, _real
 
 

@@ -67,8 +67,8 @@ from pathlib import Path
 import torch
 
 from ..measure.timing import Timing
-from ..paths import cache_root
-from ..provenance import device_name, driver_version, triton_version
+from ..core.paths import cache_root
+from ..core.provenance import device_name, driver_version, triton_version
 
 SCHEMA = 1
 ENV_DIR = "KBENCH_REFERENCE_STORE"  # the store's folder (default: $KBENCH_CACHE/reference)

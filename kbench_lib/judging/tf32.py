@@ -1,6 +1,6 @@
 """The error the reference itself makes in reduced numerics (TF32, and fp16 or bf16 under autocast):
 what tells reduced precision (TF32 matrix products, half-precision compute, approximate arithmetic
-of that size) from a wrong kernel (:mod:`kbench_lib.protocols`).
+of that size) from a wrong kernel (:mod:`kbench_lib.scoring.protocols`).
 
 On CUDA the reference runs with TF32 allowed for cuBLAS and cuDNN, as
 ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32`` make it. On a

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import torch
 
-from .. import protocols
+from ..scoring import protocols
 from . import config_checks
 from ..measure import tensorfile
 from ..measure.compare import fingerprint, is_fingerprint, measure_outputs, unchanged
 from .prepared import PreparedProblem
 from ..isolation.worker.timed import timing_file
-from ..metrics import times_a_kernel
+from ..scoring.metrics import times_a_kernel
 from .verdict import JudgeError, JudgeOptions, Verdict
 from .worker_reports import _count, _last, _plain_json, _real
 from .stage_times import _stage_parts

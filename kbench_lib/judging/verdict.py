@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import guards
 from ..measure import device_arena
-from ..provenance import device_name
+from ..core.provenance import device_name
 
 
 FAILURES = (
@@ -64,7 +64,7 @@ class JudgeOptions:
     # profile, no poisoning, no re-checks of timed outputs, no namespaces, no flags). For measuring
     # what the guards cost (benchmarks/guard_cost.py); never for results that are reported.
     guards: bool = True
-    # which configurations at which tolerance decide ``correct`` (kbench_lib.protocols); every
+    # which configurations at which tolerance decide ``correct`` (kbench_lib.scoring.protocols); every
     # configuration is checked and recorded whatever it is, so records read under any protocol
     protocol: str = "kbench"
 
@@ -121,10 +121,10 @@ class Verdict:
     stage_s: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # information that does not affect trust
     env: dict = field(default_factory=dict)
-    protocol: str = "kbench"  # the protocol that decided ``correct`` (kbench_lib.protocols)
+    protocol: str = "kbench"  # the protocol that decided ``correct`` (kbench_lib.scoring.protocols)
     # why a rejection happened: shape_specialisation, reduced_precision, else the failure category
     cause: str | None = None
-    # per configuration: passed, failure, max_abs_err, tol_needed, ... (kbench_lib.protocols)
+    # per configuration: passed, failure, max_abs_err, tol_needed, ... (kbench_lib.scoring.protocols)
     configs: list = field(default_factory=list)
 
     @property
@@ -139,7 +139,7 @@ class Verdict:
 
 
 def _fail(v: Verdict, failure: str, message: str, log: str | None = None) -> Verdict:
-    from ..tracebacks import candidate_frames_first  # the candidate's own frames first (harness frames trimmed)
+    from ..core.tracebacks import candidate_frames_first  # the candidate's own frames first (harness frames trimmed)
     v.failure, v.correct = failure, False
     v.message = candidate_frames_first(message or "")[-4000:]
     if log:

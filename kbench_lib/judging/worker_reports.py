@@ -92,7 +92,7 @@ def run_limit_s(prep: PreparedProblem, opts: JudgeOptions) -> float:
     not cut off while its variants are timed."""
     if not opts.timing:
         return opts.run_timeout_s
-    from ..measure.timing import MAX_REMEASURE  # a drifting run is measured again, each time within the budget
+    from ..measure.trials import MAX_REMEASURE  # a drifting run is measured again, each time within the budget
 
     per_variant = (1 + MAX_REMEASURE) * opts.timing_budget_s + VARIANT_TIMING_ALLOWANCE_S
     return opts.run_timeout_s + len(prep.timed_variants) * per_variant

@@ -124,7 +124,7 @@ def drift_follows_host(first_ms: float, second_ms: float, probes_first: list[flo
     the host's speed changed: the probes of each half (at least :data:`HALF_PROBES`) moved the same
     way, by at least as much (up to :data:`DRIFT_SLACK`). A call's time holds the host's issue time
     and the device's; when the host slows by a factor, a call slows by at most that factor. Such a
-    run is not measured again (:func:`kbench_lib.measure.timing._runs`): the host's slow spells last
+    run is not measured again (:func:`kbench_lib.measure.trials._runs`): the host's slow spells last
     seconds and outlast the runs measured again, so measuring again costs time without bringing
     such a verdict closer to the truth."""
     if min(len(probes_first), len(probes_second)) < HALF_PROBES or min(first_ms, second_ms) <= 0:

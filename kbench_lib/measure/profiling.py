@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from .. import cpu_sets
+from ..core import cpu_sets
 
 STRUCTURAL = {
     "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like", "aten::ones",
@@ -148,7 +148,7 @@ def on_session_thread(fn):
     its client is bound to the thread that starts it): a judging process with several judging
     threads can die of one inside a session's stop. One session thread does not rule that out in a
     process holding sessions on several GPUs, so a batch over several GPUs also judges each in a
-    process of its own (:mod:`kbench_lib.lane_process`). ``fn`` runs with the caller's CUDA device
+    process of its own (:mod:`kbench_lib.batch.lane_process`). ``fn`` runs with the caller's CUDA device
     current, its grad mode, and on its cores (a judging thread keeps to its GPU's cores). A worker
     (one thread, one session at a time) calls its profiler directly."""
     global _sessions

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import torch
 
-from ..protocols import KBENCH_TOLERANCE
+from ..scoring.protocols import KBENCH_TOLERANCE
 
 _Tensor = torch.Tensor  # bound at import: the worker imports this module before any candidate code
 
 PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
-# Tolerances per precision (docs/JUDGING.md): fp32 1e-4, bf16/fp16 1e-2, atol = rtol (the table is kbench_lib.protocols)
+# Tolerances per precision (docs/JUDGING.md): fp32 1e-4, bf16/fp16 1e-2, atol = rtol (the table is kbench_lib.scoring.protocols)
 TOLERANCE = KBENCH_TOLERANCE
 
 

@@ -45,14 +45,14 @@ over a separate pass of profiled calls (same flush, same rotation; :mod:`.device
 calls show as end-to-end well above device-busy (:func:`.timing_summary.host_bound`). Work left on
 another stream is told by the gap behind a device-wide sync (:mod:`.unjoined`).
 
-Here: the calls themselves (:class:`_FlushedCalls`: flush, head start, events, the gap check), the
-warm-up, the timed runs and their stopping rule, and :func:`time_cuda` / :func:`time_cpu`, which put
-them in order.
+Here: the calls themselves (:class:`_FlushedCalls`: flush, head start, events, the gap check) and
+:func:`time_cuda` / :func:`time_cpu`, which put them in order. The warm-up, the timed runs and
+their stopping rule are :mod:`.trials`'.
 
 Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
 timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
-again (CUDA: at most ``MAX_REMEASURE`` times; ``Timing.remeasured`` says how often), unless the
+again (CUDA: at most :data:`.trials.MAX_REMEASURE` times; ``Timing.remeasured`` says how often), unless the
 host-speed probes of its halves say the drift followed the host's speed (kept: ``Timing.host_drift``).
 
 CPU: a monotonic nanosecond clock around each call, with the same rotation.
@@ -65,7 +65,6 @@ candidate code runs and checks the bindings are unchanged afterwards (threat #14
 """
 from __future__ import annotations
 
-import collections
 import ctypes
 import functools
 import gc
@@ -84,10 +83,11 @@ from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
 from .host_speed import FULL_SPEED as _FULL_SPEED
-from .host_speed import HostProbes, drift_follows_host
+from .host_speed import HostProbes
 from .host_speed import back_to as _back_to
 from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
-from .timing_summary import DRIFT, DRIFT_FLOOR_MS, Timing, _q, drifted, half_medians, median_rse, summarize  # noqa: F401
+from .timing_summary import DRIFT, Timing, _q  # noqa: F401 - DRIFT, read here by older callers
+from .trials import _runs, _warm_up
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _idle_gaps, _recheck_unjoined, gap_floor,
     unjoined_confirmed, unjoined_suspected)
@@ -124,10 +124,6 @@ FIRST_CALL_STEPS = 2  # the first call on each set spins this many ladder steps 
 REWARM_AFTER_S = 0.05  # a search for a fast CPU longer than this is followed by a second warm-up (the GPU may have left its clocks)
 HOST_UNCOVERED_SHARE = 0.2  # calls whose host issue outlasts their spin by this share of their time run on a CPU at full speed
 
-MAX_REMEASURE = 2
-SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
-SETTLE_BLOCK = 5
-SETTLE_MAX_S = 2.0
 TRACE_MAX = 4000  # timed calls a trace keeps
 
 
@@ -212,27 +208,6 @@ def choose_spins(steps: list, issue_us: list[float]) -> tuple:
     return steps[i], steps[min(i + FIRST_CALL_STEPS, len(steps) - 1)]
 
 
-RSE_EVERY = 10  # trials between two evaluations of the stopping rule once min_trials ran
-TRIALS_FLOOR = 20  # the fewest timed calls of a run whose min_trials would outlast its budget (long calls)
-
-
-def _done(samples: list[float], started: float, min_trials: int, max_trials: int, budget_s: float, target_rse: float,
-          floor_trials: int = 0) -> bool:
-    """Whether a timed run has enough calls: ``max_trials``; else at least ``min_trials`` and then
-    the budget spent or the median's relative error under ``target_rse``. ``min_trials`` yields to the
-    budget past ``floor_trials`` calls: a model of hundreds of kernels (a level-3 LSTM, 100 ms a call)
-    would otherwise spend 100 calls, ten times the budget, on a median that 20 calls already pin
-    down; the cost of a run grows with the work it measures, not with a fixed count of calls."""
-    n = len(samples)
-    if n >= max_trials:
-        return True
-    if n < min_trials:
-        return 0 < floor_trials <= n and _monotonic() - started > budget_s
-    if _monotonic() - started > budget_s:
-        return True
-    return (n - min_trials) % RSE_EVERY == 0 and median_rse(samples) < target_rse
-
-
 class L2Flusher:
     """Reads a buffer twice the size of the L2 cache, so every trial starts with a cold cache.
 
@@ -250,113 +225,6 @@ class L2Flusher:
 
     def __call__(self) -> None:
         torch.sum(self.buf, dim=0, out=self._sum)
-
-
-def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> int:
-    """Calls ``fn`` until ``warmup_ms`` have passed, at least once per warm-up set and at least
-    ``n_timed_sets + 1`` times, holding the last ``n_timed_sets + 1`` outputs alive as the timed loop
-    does (its caller keeps one output per input set for re-checking). The caching allocator thus
-    holds enough blocks before the first timed call: otherwise the first round pays for fresh
-    device allocations (hundreds of microseconds each) that later rounds do not, which reads as
-    a kernel that is fast only on data it has seen (the memoisation check).
-
-    ``clock(args) -> (ms, output)`` makes each call (CUDA: flushed, synchronised, timed); without
-    it calls are plain, followed by ``sync()`` when given. With a clock, warm-up also goes on until two consecutive
-    blocks of ``SETTLE_BLOCK`` calls agree within ``SETTLE`` (at most ``SETTLE_MAX_S`` longer): a
-    GPU leaving an idle clock state runs slow for a while."""
-    held: collections.deque = collections.deque(maxlen=n_timed_sets + 1)
-    started = _monotonic()
-    i = 0
-    times: list[float] = []
-
-    def settled() -> bool:
-        if clock is None:
-            return True
-        if len(times) < 2 * SETTLE_BLOCK:
-            return False
-        if _monotonic() - started > warmup_ms / 1e3 + SETTLE_MAX_S:
-            return True
-        a = statistics.median(times[-2 * SETTLE_BLOCK: -SETTLE_BLOCK])
-        b = statistics.median(times[-SETTLE_BLOCK:])
-        return abs(a - b) <= max(SETTLE * min(a, b), DRIFT_FLOOR_MS)
-
-    while i < max(len(warm), n_timed_sets + 1) or (_monotonic() - started) * 1e3 < warmup_ms or not settled():
-        args = warm[i % len(warm)]
-        if clock is None:
-            held.append(fn(*args))
-            if sync is not None:
-                sync()
-        else:
-            t, out = clock(args)
-            held.append(out)
-            times.append(t)
-        i += 1
-        if i > 10000:
-            break
-    held.clear()
-    return i
-
-
-def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
-          max_remeasure: int = MAX_REMEASURE, probes: HostProbes | None = None) -> Timing:
-    """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
-    ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
-    ran on other sets) is taken from the first run and kept out of the drift check: a check that
-    discarded it would hide exactly what the memoisation check looks for.
-
-    ``probes`` (the host's speed between the calls, :class:`HostProbes`; the trial reports each call
-    to it): a run whose drift followed the host's speed (:func:`.host_speed.drift_follows_host`) is
-    kept, not measured again, and ``Timing.host_drift`` says so.
-
-    ``after_call(k, set_index, output)`` sees every call of every run, ``k`` counting from 0 again
-    in a run measured anew, so a caller that samples outputs for re-checking samples the run whose
-    times are reported: sampling the first run only let a candidate drift on purpose in an honest
-    first run and skip its work in the re-measured one."""
-    remeasured = 0
-    first = first_fastest = first_rest = None
-    # every timed set is called in every run: the re-check expects a sample of each
-    min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
-    # past the budget, at least TRIALS_FLOOR calls and every set called twice (its first call and a repeat)
-    floor_trials = min(min_trials, max(TRIALS_FLOOR, 2 * n_sets))
-    host_drift = 0
-    while True:
-        samples: list[float] = []
-        unjoined = 0
-        if probes is not None:
-            probes.new_run()
-        started = _monotonic()
-        k = 0
-        while not _done(samples, started, min_trials, max_trials, budget_s, target_rse, floor_trials):
-            set_index = k % n_sets
-            t, late, out = trial(set_index)
-            samples.append(t)
-            unjoined += late
-            if after_call is not None:  # every run: the reported one is the run whose outputs are sampled
-                after_call(k, set_index, out)
-            del out
-            k += 1
-        if remeasured == 0 and first_round:
-            first = summarize(samples, 0, n_sets).first_round_ms
-            first_fastest = min(samples[:n_sets]) if first is not None else None
-            first_rest = statistics.median(samples[n_sets:]) if len(samples) > n_sets else None
-        checked_from = n_sets if first_round else 0
-        if remeasured >= max_remeasure or not drifted(samples[checked_from:]):
-            break
-        if probes is not None and _drift_follows_host(samples, checked_from, probes):
-            host_drift = 1
-            break
-        remeasured += 1
-    result = summarize(samples, unjoined)
-    result.first_round_ms, result.first_round_fastest_ms = first, first_fastest
-    result.first_run_ms, result.remeasured, result.host_drift = first_rest, remeasured, host_drift
-    return result
-
-
-def _drift_follows_host(samples: list[float], checked_from: int, probes: HostProbes) -> bool:
-    """Whether the run's drift (its calls from ``checked_from`` on, split in halves as
-    :func:`.timing_summary.drifted` splits them) followed the host's speed over the same halves."""
-    checked = samples[checked_from:]
-    return drift_follows_host(*half_medians(checked), *probes.halves(checked_from + len(checked) // 2, checked_from))
 
 
 class _FlushedCalls:
@@ -580,13 +448,8 @@ def time_cuda(
     gc_was = _gc_isenabled()
     _gc_disable()  # no collection inside a timed call (timeit does the same)
     try:
-        warmup_calls = _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
-        calls.choose_spins()
-        host_wait = calls.move_to_a_fast_cpu(full_speed_ms)
-        if calls.cpu is not None or (host_wait[0] or 0.0) > REWARM_AFTER_S:
-            # on another CPU (cold caches), or the GPU idled while the host was waited for: warmed up again
-            warmup_calls += _warm_up(fn, warmup_sets or input_sets, len(input_sets), warmup_ms, clock=calls.clock)
-            calls.choose_spins()
+        warmup_calls, host_wait = _warm_up_on_a_fast_cpu(calls, fn, warmup_sets or input_sets, len(input_sets), warmup_ms,
+                                                         full_speed_ms)
         if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
             on_trials()
         t2 = _monotonic()
@@ -618,6 +481,23 @@ def time_cuda(
     result.phase_s = {**calls.phase_s, "warmup": round(t2 - t1, 4), "trials": round(t3 - t2, 4),
                       "device_clock": round(_monotonic() - t3, 4)}
     return result
+
+
+def _warm_up_on_a_fast_cpu(calls: _FlushedCalls, fn, warm_sets: list, n_timed_sets: int, warmup_ms: float,
+                           full_speed_ms: float | None) -> tuple[int, tuple]:
+    """The warm-up before the first timed run: ``calls`` warmed up on ``warm_sets``, their spins
+    chosen, the thread moved to a CPU at full speed where their time follows the host's
+    (:meth:`_FlushedCalls.move_to_a_fast_cpu`), and warmed up again there, or wherever that search
+    outlasted ``REWARM_AFTER_S`` (on another CPU the caches are cold; while the host was waited for,
+    the GPU may have idled out of its clocks). Returns (warm-up calls, the search's (seconds, whether
+    it found one))."""
+    warmup_calls = _warm_up(fn, warm_sets, n_timed_sets, warmup_ms, clock=calls.clock)
+    calls.choose_spins()
+    host_wait = calls.move_to_a_fast_cpu(full_speed_ms)
+    if calls.cpu is not None or (host_wait[0] or 0.0) > REWARM_AFTER_S:
+        warmup_calls += _warm_up(fn, warm_sets, n_timed_sets, warmup_ms, clock=calls.clock)
+        calls.choose_spins()
+    return warmup_calls, host_wait
 
 
 def _slow(run_probe_ms: float | None, full_speed_ms: float) -> bool:

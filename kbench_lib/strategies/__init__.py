@@ -2,7 +2,7 @@
 
 ======== ===================================================================================
 single   k independent samples per problem (:mod:`.single`; pass@k, fast_p@k estimated without
-         bias in :mod:`kbench_lib.search_metrics`)
+         bias in :mod:`kbench_lib.reports.search_metrics`)
 refine   T turns per chain, each prompt carrying the previous candidate and the judge's feedback,
          with or without the profile (:mod:`.refine`, :mod:`.feedback`)
 evolve   robust-kbench's translation phase, then generations of mutations and crossovers of the

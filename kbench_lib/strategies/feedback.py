@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from ..metrics import TIMING_KINDS
+from ..scoring.metrics import TIMING_KINDS
 
 
 @dataclass(frozen=True)

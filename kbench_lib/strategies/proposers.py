@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from ..generation.prompts import PromptOptions, build_messages
-from ..models import Sample, get_model
+from ..generation.models import Sample, get_model
 from ..suite.problems import Problem
 from .feedback import FeedbackOptions
 from .prompts import evolve_messages, refine_messages
@@ -64,7 +64,7 @@ def is_tuner(model: str) -> bool:
 
 
 def make_proposer(model: str, backends: tuple[str, ...] | None = None, generation=None, feedback=None, seed: int = 0):
-    """The proposer for a model spec (see :data:`kbench_lib.models.MODELS`)."""
+    """The proposer for a model spec (see :data:`kbench_lib.generation.models.MODELS`)."""
     from ..generation.spec import is_language_model
 
     feedback = FeedbackOptions.from_value(feedback)

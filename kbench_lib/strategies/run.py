@@ -21,10 +21,10 @@ from ..generation.cache import DEFAULT_PATH
 from ..generation.spec import is_language_model
 from ..judging import build
 from ..judging.pipeline import JudgeOptions
-from ..models import ModelUnavailable
+from ..generation.models import ModelUnavailable
 from ..suite.problems import Problem
-from ..provenance import resolve_device
-from ..records import RecordWriter, read_records, row_from_verdict, truncate
+from ..core.provenance import resolve_device
+from ..scoring.records import RecordWriter, read_records, row_from_verdict, truncate
 from ..batch.runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
 from . import evolve, refine, single
 from .observations import ObservationStore

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 
 from ..batch.held_references import prepare_reference
 from ..judging.pipeline import JudgeOptions
-from ..models import Sample
+from ..generation.models import Sample
 from ..suite.problems import Problem
-from ..records import row_from_verdict, truncate
+from ..scoring.records import row_from_verdict, truncate
 from ..batch.runner import _error_verdict, _judge_one, start_builds
 from .observations import ObservationStore, observation_from_row, observation_key
 

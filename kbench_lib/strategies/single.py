@@ -1,5 +1,5 @@
 """``single``: k independent samples per problem (best-of-k; pass@k and fast_p@k estimated from
-n >= k samples by :mod:`kbench_lib.search_metrics`)."""
+n >= k samples by :mod:`kbench_lib.reports.search_metrics`)."""
 from __future__ import annotations
 
 from .search import Request, Search

@@ -37,8 +37,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..candidates import Candidate
-from ..models import SOLUTIONS, Sample, folder_model
+from ..core.candidates import Candidate
+from ..generation.models import SOLUTIONS, Sample, folder_model
 from ..suite.problems import Problem
 
 KEYWORD = re.compile(r"block|tile|warps|stages|threads|group_size", re.IGNORECASE)

@@ -4,7 +4,7 @@ robust-kbench filters proposals with LLM "soft verifiers" so that the GPU is spe
 likely to pass. Each verifier here looks at a candidate and decides ``pass`` or ``fail`` with a
 reason; :class:`~.search.Search` records every decision beside the judge's verdict (and, when the
 run asks for ground truth, judges rejected candidates too), so that
-:func:`kbench_lib.search_metrics.verifier_confusion` can measure precision, recall and judge time
+:func:`kbench_lib.reports.search_metrics.verifier_confusion` can measure precision, recall and judge time
 saved. A verifier only ever advises: it never changes a verdict.
 
 - ``compile``, ``memory``, ``numerics`` (:class:`LanguageModelVerifier`): a language model reads

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import search_metrics, search_plots
+from ..reports import search_metrics, search_plots
 from ..generation.runs import generation_options, select
 from ..generation.spec import is_language_model
 from ..judging.pipeline import JudgeOptions
-from ..metrics import kernel_timed, times_a_kernel, trusted
-from ..provenance import resolve_device
-from ..records import read_records
+from ..scoring.metrics import kernel_timed, times_a_kernel, trusted
+from ..core.provenance import resolve_device
+from ..scoring.records import read_records
 from ..batch.runner import RUNS_ROOT, new_run_id
 from ..workflows import _save, runnable_backends
 from .proposers import is_tuner
@@ -80,7 +80,7 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
 def figures(df: pd.DataFrame, out_dir, p: float = 1.0, confirmed: dict | None = None) -> dict:
     """The scaling figure where the run has kernel timings; for the offline tuner's searches with kernel timings, the gains figure
     (each problem's seed time over its best time, ``confirmed`` gains marked:
-    :func:`kbench_lib.search_plots.seed_gain_plot`); when the run has verifier decisions, the
+    :func:`kbench_lib.reports.search_plots.seed_gain_plot`); when the run has verifier decisions, the
     verifiers' figure."""
     out_dir = Path(out_dir)
     made = {}

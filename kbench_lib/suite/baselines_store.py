@@ -14,7 +14,7 @@ import functools
 import re
 from pathlib import Path
 
-from ..provenance import device_slug
+from ..core.provenance import device_slug
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "results" / "baselines"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .problems import Config, Problem, instantiate
-from ..seeding import SEEDED
+from ..core.seeding import SEEDED
 from ..measure.compare import fingerprint
 from ..measure.tensors import cast_floating, dtype_of, require_grad, to_device
 

@@ -14,7 +14,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .problems import Problem, discover_with_errors, instantiate
-from ..seeding import SEEDED
+from ..core.seeding import SEEDED
 from ..measure.tensors import require_grad
 
 

@@ -290,8 +290,8 @@ _MEMORY: dict[tuple, Derivation] = {}
 def _cache_file(problem: Problem, small: bool, device: str) -> Path:
     import torch
 
-    from ..paths import cache_root
-    from ..provenance import device_name
+    from ..core.paths import cache_root
+    from ..core.provenance import device_name
 
     key = f"{problem.sha}|{small}|{device_name(device)}|{torch.__version__}|{VERSION}"
     return cache_root() / "variants" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from kbench_lib.judging import build
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 from kbench_lib.suite.problems import load_problem
 
@@ -163,7 +163,7 @@ PROBE_BITS = {
 _CHILD = r"""
 import json, sys
 from kbench_lib.judging import build
-from kbench_lib.candidates import load_candidate
+from kbench_lib.core.candidates import load_candidate
 from kbench_lib.judging.pipeline import JudgeOptions, judge
 from kbench_lib.suite.problems import load_problem
 v = judge(load_problem(sys.argv[1]), load_candidate(sys.argv[2]), JudgeOptions(**json.loads(sys.argv[3])))

@@ -1,5 +1,5 @@
-"""The candidate's process, stage by stage: what ``python -m kbench_lib.worker {build|run} JOBDIR``
-runs (:mod:`kbench_lib.worker` is its entry; the fork server calls its ``main``).
+"""The candidate's process, stage by stage: what ``python -m kbench_lib.isolation.worker {build|run} JOBDIR``
+runs (:mod:`.__main__` is its entry; the fork server imports it and calls its ``main``).
 
 WARNING: this process imports and runs untrusted code. Everything these modules rely on after the
 candidate is imported is bound before the import and checked afterwards (:mod:`.tamper`).
@@ -13,6 +13,7 @@ candidate is imported is bound before the import and checked afterwards (:mod:`.
 - :mod:`.checks`: the correctness calls, configuration by configuration
 - :mod:`.timed`: the profile and the timed runs
 - :mod:`.run`: the stages in order (``run``, ``main``)
+- :mod:`.__main__`: the process's entry (``python -m kbench_lib.isolation.worker``), which calls ``run.main``
 
 This ``__init__`` imports none of them: the judge imports :func:`.timed.timing_file` and
 :func:`.timed.timing_groups` from their stage.

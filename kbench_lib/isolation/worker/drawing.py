@@ -251,7 +251,7 @@ class _TimedDraws:
         allocator holding blocks for the sets and for the outputs alike, and the draws take the
         former. Otherwise a draw takes a block the warm-up left for an output, and the first round
         of timed calls pays for fresh device allocations that later rounds do not (a false
-        memoisation flag; see timing._warm_up)."""
+        memoisation flag; see trials._warm_up)."""
         self.reserved = [_empty_like(t) for _ in self.indices for t in like if isinstance(t, _Tensor)]
 
     def __len__(self) -> int:

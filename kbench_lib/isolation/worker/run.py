@@ -1,5 +1,6 @@
 """The worker's stages in order: :func:`run` (one job, build or run mode) and :func:`main` (the
-process's entry: ``python -m kbench_lib.worker {build|run} JOBDIR``, or the fork server's child).
+process's entry: ``python -m kbench_lib.isolation.worker {build|run} JOBDIR`` through :mod:`.__main__`,
+or the fork server's child).
 
 A run reads its job, prepares the device, draws every checked input set, opens the out folder and
 takes its snapshots (threads, numerics settings, the harness's objects), all before the candidate

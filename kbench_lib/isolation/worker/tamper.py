@@ -2,9 +2,10 @@
 
 :func:`_harness_objects` is read before the candidate is imported and again after its calls: every
 function and constant of the worker's stages (:data:`STAGES`, this module and the entry module
-``kbench_lib.worker``), of the measuring modules it calls (timing and its device clock, unjoined
-check and summary, profiling, compare, tensorfile, device arena, tensors, reference) and the torch entry points they call. A candidate that replaces
-any of them (to fake a time, a profile or a message) is flagged ``harness_tampered``.
+``kbench_lib.isolation.worker.__main__``), of the measuring modules it calls (timing, its trials and
+its device clock, host speed, unjoined check and summary, profiling, compare, tensorfile, device
+arena, tensors, reference) and the torch entry points they call. A candidate that replaces any of
+them (to fake a time, a profile or a message) is flagged ``harness_tampered``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import sys
 
 import torch
 
-from ...measure import compare, device_arena, device_clock, host_speed, profiling, tensorfile, timing, timing_summary, unjoined  # bound before any candidate code runs
+from ...measure import compare, device_arena, device_clock, host_speed, profiling, tensorfile, timing, timing_summary, trials, unjoined  # bound before any candidate code runs
 from . import checks, drawing, extension_cache, probes, report, results, start, timed
 from .probes import _child_processes, _threads
 from .report import Channel
@@ -25,12 +26,13 @@ from .results import _ARENA
 # are found by name in _stage_modules (importing them here would be an import cycle)
 STAGES = (report, start, drawing, results, probes, checks, timed, extension_cache)
 RUN_STAGE = __package__ + ".run"
-ENTRY = "kbench_lib.worker"  # ``python -m kbench_lib.worker``: the module __main__ is when run so
+ENTRY = __package__ + ".__main__"  # ``python -m kbench_lib.isolation.worker``: the module __main__ is when run so
 
 
 def _stage_modules() -> list:
     """The worker's own modules: its stages, this one, ``run``, and the entry module (as
-    ``kbench_lib.worker`` where imported, as ``__main__`` where the worker runs as a script)."""
+    ``kbench_lib.isolation.worker.__main__`` where imported, as ``__main__`` where the worker runs
+    as a script)."""
     mods = [*STAGES, sys.modules[__name__]]
     if RUN_STAGE in sys.modules:  # gone after the snapshot: every one of its names reads as changed
         mods.append(sys.modules[RUN_STAGE])
@@ -47,7 +49,8 @@ def _harness_objects() -> dict:
     (threat #14): the worker's own modules', the timing, profiling and compare (input
     fingerprints) modules', and the torch entry points they call."""
     objs = {}
-    for mod in {*_stage_modules(), timing, device_clock, host_speed, unjoined, timing_summary, profiling, compare, tensorfile, device_arena}:
+    for mod in {*_stage_modules(), timing, trials, device_clock, host_speed, unjoined, timing_summary, profiling, compare, tensorfile,
+                device_arena}:
         for name, obj in vars(mod).items():
             if callable(obj) or name.startswith("_") or name.isupper():  # constants too: UNJOINED_SHARE, DRIFT, ...
                 objs[f"{mod.__name__}.{name}"] = obj

@@ -87,7 +87,7 @@ class _Samples:
         self.calls = 0
 
     def keep(self, k, set_index, out) -> None:
-        if k == 0:  # a run measured anew (timing._runs): its own calls are the ones re-checked
+        if k == 0:  # a run measured anew (trials._runs): its own calls are the ones re-checked
             self.seen.clear()
             self.samples.clear()
         # an output whose storage is still held from an earlier call was not allocated by this call

@@ -140,9 +140,10 @@ _FAKE_TIMING = {"median_ms": 1e-6, "mean_ms": 1e-6, "std_ms": 0.0, "p10_ms": 1e-
 
 
 def _forge():
-    worker = sys.modules.get("__main__")  # the live worker (`python -m kbench_lib.worker`)
+    # the live worker's message channel, in its report stage (the process runs `python -m kbench_lib.isolation.worker`)
+    worker = sys.modules.get("kbench_lib.isolation.worker.report")
     if not hasattr(worker, "channel"):
-        raise RuntimeError("CHEAT TARGET MISSING: no channel() in the worker's __main__")
+        raise RuntimeError("CHEAT TARGET MISSING: no channel() in the worker's report stage")
     chan = worker.channel()
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "job.json")) as f:

@@ -1,9 +1,9 @@
-"""Metrics over record rows (pandas DataFrames with :data:`kbench_lib.records.SCHEMA` columns).
+"""Metrics over record rows (pandas DataFrames with :data:`kbench_lib.scoring.records.SCHEMA` columns).
 
 Only trusted results count as speedups: a row is trusted when it is correct and carries no flag
 (docs/THREAT_MODEL.md). That is the ``strict`` trust policy, every function's default; under ``no-cheat`` a
 correct row is trusted unless a flag of class ``cheat`` marks it (a hazard or a shortcut flag does
-not: :mod:`kbench_lib.flags`). Every function that reads trust takes ``policy``.
+not: :mod:`kbench_lib.scoring.flags`). Every function that reads trust takes ``policy``.
 
 fast_p is KernelBench's: the share of tasks whose result is correct (here: trusted) and faster
 than ``p`` times the baseline; every attempted task is in the denominator.
@@ -93,7 +93,7 @@ def kernel_speedup(df: pd.DataFrame, against: str = "eager") -> pd.Series:
 
 def trusted(df: pd.DataFrame, policy: str = "strict") -> pd.Series:
     """Per row: correct, and no flag that ``policy`` counts (strict: any flag; no-cheat: a flag of
-    class cheat, :mod:`kbench_lib.flags`)."""
+    class cheat, :mod:`kbench_lib.scoring.flags`)."""
     policy = _flags.check_policy(policy)
     flagged = df["flags"].apply(lambda f: _flags.distrusted(f, policy)).astype(bool)
     return df["correct"].fillna(False).astype(bool) & ~flagged
@@ -251,7 +251,7 @@ def flag_class_counts(df: pd.DataFrame, by=("model",)) -> pd.DataFrame:
 
 
 def under_protocol(df: pd.DataFrame, protocol: str, policy: str = "strict") -> pd.DataFrame:
-    """The rows as ``protocol`` reads them (:mod:`kbench_lib.protocols`), without judging again:
+    """The rows as ``protocol`` reads them (:mod:`kbench_lib.scoring.protocols`), without judging again:
     ``correct``, ``trusted``, ``failure`` and ``cause`` recomputed from each row's ``configs`` and
     ``protocol`` set. Rows without ``configs`` (records written before protocols, and verdicts that
     ended before any configuration was compared: a build or load failure, a crash while timing) keep

@@ -2,7 +2,7 @@
 
 Sizes are for a two-column paper: ``COLUMN`` inches wide (one column), fonts 7 to 9 pt at that
 size. Every figure that shows times says on which device and on which dates they were measured
-(:func:`provenance`). Speedup figures draw kernel timings only (:func:`kbench_lib.metrics.kernel_timed`):
+(:func:`provenance`). Speedup figures draw kernel timings only (:func:`kbench_lib.scoring.metrics.kernel_timed`):
 given rows timed on a CPU or through Triton's interpreter alone, they raise :class:`NoKernelTimings`.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from . import metrics
+from ..scoring import metrics
 
 COLUMN = 3.4  # inches: one column of a two-column paper
 STYLE = {
@@ -331,8 +331,8 @@ def protocol_plot(df: pd.DataFrame, by: str = "model", title: str | None = None)
     """The same verdicts under each protocol (docs/PROTOCOLS.md), one group per ``by``: left, the
     share correct and unflagged (fast_0) and, with kernel timings, fast_1 under kbench, kernelbench
     and kernelbench-v0; right, what kernelbench-v0 accepts and kbench rejects, by cause, as a share
-    of the group's candidates. Read from the records alone (:func:`kbench_lib.metrics.under_protocol`)."""
-    from .protocols import PROTOCOLS
+    of the group's candidates. Read from the records alone (:func:`kbench_lib.scoring.metrics.under_protocol`)."""
+    from ..scoring.protocols import PROTOCOLS
 
     groups = sorted(df[by].dropna().astype(str).unique())
     timed = metrics.kernel_timed(df).any()

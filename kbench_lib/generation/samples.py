@@ -1,14 +1,14 @@
 """What a model hands the judge: a :class:`Sample` (a candidate, or why there is none), an
 :class:`Arrival` (a sample as it arrives, for a runner that judges while the model generates), and
 :class:`ModelUnavailable` (the model cannot answer at all). The registry of models is
-:mod:`kbench_lib.models`; the language models of :mod:`kbench_lib.generation` make these too.
+:mod:`kbench_lib.generation.models`; the language models of :mod:`kbench_lib.generation` make these too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .candidates import Candidate
-from .suite.problems import Problem
+from ..core.candidates import Candidate
+from ..suite.problems import Problem
 
 
 @dataclass(frozen=True)

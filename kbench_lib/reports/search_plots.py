@@ -1,5 +1,5 @@
 """Figures of search strategies: test-time scaling and verifier accuracy (paper size, deterministic;
-style and saving from :mod:`kbench_lib.plots`)."""
+style and saving from :mod:`kbench_lib.reports.plots`)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from . import plots
-from .metrics import TIMING_KINDS, timing_kind
+from ..scoring.metrics import TIMING_KINDS, timing_kind
 from .search_metrics import scaling, scaling_summary, seed_gain
 
 AXES = (("proposals", "proposals"), ("judged", "candidates judged"), ("gpu_s", "judge seconds"))
@@ -46,7 +46,7 @@ def scaling_plot(df: pd.DataFrame, p: float = 1.0, by=("model", "strategy"), tit
 
 def seed_gain_plot(df: pd.DataFrame, confirmed: dict | None = None, title: str = "Autotuning the shipped solutions"):
     """One step line per problem: the seed's runtime over the best trusted runtime found so far
-    (:func:`kbench_lib.search_metrics.seed_gain`) against proposals made (left) and judge seconds
+    (:func:`kbench_lib.reports.search_metrics.seed_gain`) against proposals made (left) and judge seconds
     (right). ``confirmed`` ({problem: gain}) marks the problems whose gain held when the seed and
     the best were judged again, interleaved (a filled circle at the end of the line, the confirmed
     gain in the legend); the others end in an open circle. A dashed line marks 1.0, the seed."""

@@ -4,7 +4,7 @@
   with ``n`` samples of a problem of which ``c`` succeed, the chance that at least one of ``k``
   drawn without replacement succeeds is ``1 - C(n-c, k) / C(n, k)``; averaged over problems. A
   success for fast_p@k is a trusted row (correct, unflagged) whose kernel speedup exceeds ``p``
-  (:func:`kbench_lib.metrics.kernel_speedup`: only GPU kernel timings count; NaN without any).
+  (:func:`kbench_lib.scoring.metrics.kernel_speedup`: only GPU kernel timings count; NaN without any).
 - :func:`scaling`: the best result found so far against the search's cost, per problem and over
   problems: proposals made, candidates judged, GPU (judge) seconds spent.
 - :func:`seed_gain`: for a search from a seed (the offline tuner's), the seed's runtime over the
@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .metrics import attempts, kernel_speedup, kernel_timed, trusted
+from ..scoring.metrics import attempts, kernel_speedup, kernel_timed, trusted
 
 # the judge's failure categories each verifier predicts (any failure counts for "any")
 VERIFIER_TARGETS = {
@@ -95,7 +95,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
 
 def _score(df: pd.DataFrame, against: str) -> pd.Series:
     """The speedup a scaling curve reports: trusted rows' kernel speedups
-    (:func:`kbench_lib.metrics.kernel_speedup`), NaN otherwise. A CPU clock or Triton's interpreter
+    (:func:`kbench_lib.scoring.metrics.kernel_speedup`), NaN otherwise. A CPU clock or Triton's interpreter
     is no kernel speedup (a search on the CPU still ranks by its own clock; that is not reported)."""
     return kernel_speedup(df, against).where(trusted(df))
 
@@ -104,7 +104,7 @@ def scaling(df: pd.DataFrame, against: str = "eager", by=("model", "strategy")) 
     """Per (group, problem) and proposal: proposals made, candidates judged and judge seconds spent
     so far, and the best trusted kernel speedup found so far (NaN until one is found; NaN throughout
     without kernel timings: CPU and interpreter clocks are no speedups). ``kernel_timing`` says
-    whether the row's timings are GPU kernel timings (:func:`kbench_lib.metrics.timing_kind`)."""
+    whether the row's timings are GPU kernel timings (:func:`kbench_lib.scoring.metrics.timing_kind`)."""
     if not len(df):
         return pd.DataFrame(columns=[*by, "problem", "proposals", "judged", "gpu_s", "best_speedup", "found", "kernel_timing"])
     parts = []

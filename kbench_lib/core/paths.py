@@ -14,7 +14,7 @@ def cache_root() -> Path:
 def with_package_importable(env: dict[str, str]) -> dict[str, str]:
     """``env`` (changed in place, and returned) with this package's root first on ``PYTHONPATH``: a
     process started with it imports this ``kbench_lib`` whatever its cwd and however it was installed."""
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # kbench_lib/core/paths.py
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     return env
 

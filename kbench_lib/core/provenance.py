@@ -51,7 +51,7 @@ def driver_version() -> str | None:
 def git_sha(repo: str | None = None) -> str | None:
     if os.environ.get("KBENCH_GIT_SHA"):  # a copy of the tree without .git (e.g. a GPU machine)
         return os.environ["KBENCH_GIT_SHA"]
-    repo = repo or str(Path(__file__).resolve().parent.parent)
+    repo = repo or str(Path(__file__).resolve().parents[2])  # kbench_lib/core/provenance.py
     try:
         r = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10)
         return r.stdout.strip() or None if r.returncode == 0 else None

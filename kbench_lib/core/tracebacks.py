@@ -1,6 +1,6 @@
 """Failure messages that start at the candidate's own code.
 
-A traceback from the candidate's process begins in the harness (``kbench_lib/worker.py``, torch's
+A traceback from the candidate's process begins in the harness (``kbench_lib/isolation/worker/``, torch's
 module-call machinery, importlib) before it reaches the file the candidate wrote. Its author
 needs the frames from their own file on: the frames before the first frame in the candidate's
 file are replaced by one line that says how many were hidden, and the job directory's temporary

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from .records import display_name, read_record_files
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "results"  # beside kbench_lib/
 RECORD_COLUMNS = {"problem", "correct", "device", "runtime_ms"}
 # one judged candidate: a later row with the same key supersedes an earlier one. strategy is part
 # of it (a single run and a refine run of one model both have sample 0, turn 0); run_id is not (a
@@ -61,7 +61,7 @@ def latest(df: pd.DataFrame) -> pd.DataFrame:
 
 def records(results: str | Path = RESULTS) -> tuple[pd.DataFrame, int]:
     """(the committed records, latest row per candidate; how many earlier rows they superseded).
-    Models are named as figures name them (:func:`kbench_lib.records.display_name`). A published
+    Models are named as figures name them (:func:`kbench_lib.scoring.records.display_name`). A published
     corpus's records (``claim_source`` set) are the audit's (:mod:`kbench_lib.analysis.audit`, its
     own figures), not a model of the results figures."""
     results = Path(results)

@@ -1,7 +1,8 @@
-"""The lane's own process: ``python -m kbench_lib.lane_process FD`` judges one GPU's lane of a
-batch that :class:`kbench_lib.lane_host.LaneHost` serves from the batch's process (the whole
-story: :mod:`kbench_lib.lane_host`). Split from it so that the batch (:mod:`kbench_lib.batch.runner`)
-imports the host side and this process imports the batch, not both each other.
+"""The lane's own process: ``python -m kbench_lib.batch.lane_process FD`` judges one GPU's lane of a
+batch that :class:`kbench_lib.batch.lane_host.LaneHost` serves from the batch's process (the whole
+story, and the batch's side of it, such as :func:`~kbench_lib.batch.lane_host.start`: :mod:`kbench_lib.batch.lane_host`).
+Split from it so that the batch (:mod:`kbench_lib.batch.runner`) imports the host side and this
+process imports the batch, not both each other.
 """
 from __future__ import annotations
 
@@ -12,11 +13,8 @@ import threading
 import traceback
 from multiprocessing.connection import Connection
 
-from .isolation import server_pool
-from .batch.lane_host import (  # noqa: F401 - the batch's side, at its old home too (kbench_lib.lane_process.X)
-    _LANE_CALLS, _TIMELINE, DEATHS_IN_A_ROW, LaneHost, LaneProcessError, _is_lane_process, _picklable, _unpicklable, close_all,
-    lane_pids, proc_state, process_device, process_env, start,
-)
+from ..isolation import server_pool
+from .lane_host import _LANE_CALLS, _TIMELINE
 
 
 # --- the lane's process ---------------------------------------------------------------------------
@@ -86,7 +84,7 @@ class _RemoteBuilds:
 def _judge_batch(link: _Link, config: dict) -> None:
     """One batch's lane, judged here: the lane loop of ``_Batch.work`` on this process's device,
     with the batch's lanes, builds and records asked of the batch's process."""
-    from .batch.runner import _Batch
+    from .runner import _Batch
 
     class _LaneBatch(_Batch):
         def record_arrival(self, a, v) -> None:
@@ -128,7 +126,7 @@ def main(argv: list[str]) -> None:
     faulthandler.enable()  # a fault prints every thread's stack (to the batch's stderr)
     conn = Connection(int(argv[0]))
     hello = conn.recv()
-    from .isolation.process_setup import die_with_parent
+    from ..isolation.process_setup import die_with_parent
 
     die_with_parent(hello["parent"])
     server_pool.pin_thread(hello["cpus"])
@@ -160,7 +158,7 @@ def _warm(cuda: bool) -> None:
         return
     import torch
 
-    from .measure.profiling import on_session_thread
+    from ..measure.profiling import on_session_thread
 
     torch.cuda.set_device(0)
     x = torch.randn(256, 256, device="cuda")

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .candidates import Candidate, detect_backend, load_candidate
-from .suite.problems import Problem
-from .samples import Arrival, ModelUnavailable, Sample  # noqa: F401 - their old home: kbench_lib.models.Sample
+from ..core.candidates import Candidate, detect_backend, load_candidate
+from ..suite.problems import Problem
+from .samples import Arrival, ModelUnavailable, Sample  # noqa: F401 - the registry's types, also read as generation.models.Sample
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "problems" / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "problems" / "solutions"  # beside kbench_lib/
 
 
 def folder_model(root: str | Path, backends: tuple[str, ...] | None = None) -> Callable[[Problem], list[Sample]]:
@@ -122,13 +122,13 @@ class ModelKind:
 
 
 def _corpus(spec: str, backends, generation):
-    from .generation.corpus import corpus_model
+    from .corpus import corpus_model
 
     return corpus_model(spec)
 
 
 def _language_model(spec: str, backends, generation):
-    from .generation import language_model
+    from . import language_model
 
     return language_model(spec, generation)
 
@@ -161,7 +161,7 @@ MODELS = tuple(kind.usage for kind in (*NAMED.values(), *PREFIXED.values(), LANG
 
 def model_kind(spec: str) -> ModelKind | None:
     """The kind of model ``spec`` names, or None; read from the spec alone (nothing is built or called)."""
-    from .generation.spec import is_language_model
+    from .spec import is_language_model
 
     if spec in NAMED:
         return NAMED[spec]

@@ -21,7 +21,7 @@ MAX_SOURCE_CHARS = 200_000
 # one device kernel of a profile (kbench_lib.measure.profiling.kernel_table)
 KERNELS = pa.list_(pa.struct([("name", pa.string()), ("op", pa.string()), ("count", pa.int32()), ("device_us", pa.float64())]))
 
-# one configuration of a judgement (kbench_lib.protocols: what each field means)
+# one configuration of a judgement (kbench_lib.scoring.protocols: what each field means)
 CONFIGS = pa.list_(pa.struct([
     ("config", pa.string()), ("kind", pa.string()), ("checked", pa.bool_()), ("passed", pa.bool_()), ("failure", pa.string()),
     ("hard_failure", pa.string()), ("message", pa.string()), ("reason", pa.string()), ("tol_needed", pa.float64()),
@@ -127,7 +127,7 @@ SCHEMA = pa.schema(
         ("variant_speedups", pa.map_(pa.string(), pa.float64())),  # eager baseline time / candidate time
         ("variant_runtime_ms", pa.map_(pa.string(), pa.float64())),  # the candidate's median
         ("variant_baseline_ms", pa.map_(pa.string(), pa.float64())),  # the eager baseline's median
-        # protocols (kbench_lib.protocols): null in records written before them, which read as judged under kbench
+        # protocols (kbench_lib.scoring.protocols): null in records written before them, which read as judged under kbench
         ("protocol", pa.string()),  # the protocol that decided ``correct``
         ("cause", pa.string()),  # why a rejection happened: shape_specialisation, reduced_precision, else the failure
         ("configs", CONFIGS),  # every configuration's result, whatever the protocol
@@ -192,13 +192,30 @@ def _configs_column(configs: list | None):
     return out
 
 
+def _environment_columns(env: dict) -> dict:
+    """The columns of where a verdict was judged: library versions, driver, code version."""
+    return {name: env.get(name) for name in ("torch_version", "cuda_version", "triton_version", "driver", "git_sha")}
+
+
+def _profile_columns(v: dict) -> dict:
+    """The columns of what ran: the candidate's heaviest kernels and profiled operators, and the
+    reference's."""
+    return {
+        "top_kernels": [(str(k), float(share)) for k, share in (v.get("top_kernels") or [])] or None,
+        "profile_ops": _pairs(v.get("profile_ops")),
+        "profile_kernels": v.get("profile_kernels"),
+        "reference_ops": _pairs(v.get("reference_ops")),
+        "reference_kernels": v.get("reference_kernels"),
+        "reference_n_kernels": v.get("reference_n_kernels"),
+    }
+
+
 def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "single", sample: int = 0, turn: int = 0, tags=(),
                      extra: dict | None = None) -> dict:
     """A record row from a :class:`kbench_lib.judging.pipeline.Verdict` (or its dict); ``extra`` fills
     further columns of :data:`SCHEMA` (a sample's generation metadata), never the verdict's."""
     v = verdict if isinstance(verdict, dict) else verdict.to_dict()
     stats = v.get("runtime_stats") or {}
-    env = v.get("env") or {}
     row = {
         "run_id": run_id,
         "model": model,
@@ -242,11 +259,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "judge_s": v.get("judge_s"),
         "queue_s": v.get("queue_s"),
         "network_isolated": v.get("network_isolated"),
-        "torch_version": env.get("torch_version"),
-        "cuda_version": env.get("cuda_version"),
-        "triton_version": env.get("triton_version"),
-        "driver": env.get("driver"),
-        "git_sha": env.get("git_sha"),
+        **_environment_columns(v.get("env") or {}),
         "timestamp": _dt.datetime.now(_dt.timezone.utc),
         "judge_stages": sorted((v.get("stage_s") or {}).items()),
         "device_ms": stats.get("device_ms"),
@@ -254,12 +267,7 @@ def row_from_verdict(verdict, *, run_id: str, model: str, strategy: str = "singl
         "timing_remeasured": stats.get("remeasured"),
         "variants_declared": list(v.get("variants_declared") or []),
         "variants_derived": list(v.get("variants_derived") or []),
-        "top_kernels": [(str(k), float(share)) for k, share in (v.get("top_kernels") or [])] or None,
-        "profile_ops": _pairs(v.get("profile_ops")),
-        "profile_kernels": v.get("profile_kernels"),
-        "reference_ops": _pairs(v.get("reference_ops")),
-        "reference_kernels": v.get("reference_kernels"),
-        "reference_n_kernels": v.get("reference_n_kernels"),
+        **_profile_columns(v),
         "variant_speedups": _variant_column(v.get("variant_timings"), "speedup"),
         "variant_runtime_ms": _variant_column(v.get("variant_timings"), "runtime_ms"),
         "variant_baseline_ms": _variant_column(v.get("variant_timings"), "baseline_ms"),

@@ -1,7 +1,7 @@
 """The kernel lab's history (:mod:`kbench_lib.lab`): a lab run's attempts in order, a diff between
 any two, the best correct one, and an attempt saved where the ``folder:`` model reads it.
 
-    from kbench_lib import lab_history
+    from kbench_lib.reports import lab_history
     lab_history.attempts("lab-2026-11-28")          # one row per attempt
     lab_history.History("lab-2026-11-28").widget    # the same as an ipywidgets view, with diffs
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics
+from ..scoring import metrics
 
 COLUMNS = ["attempt", "problem", "backend", "correct", "failure", "cause", "flags", "speedup_eager", "speedup_compile",
            "max_abs_err", "runtime_ms", "timestamp"]
@@ -21,8 +21,8 @@ COLUMNS = ["attempt", "problem", "backend", "correct", "failure", "cause", "flag
 
 def attempts(run_id: str, runs_root=None) -> pd.DataFrame:
     """The lab run's attempts in order (``attempt`` is the record's ``sample``), with their source."""
-    from .records import read_records
-    from .batch.runner import RUNS_ROOT
+    from ..scoring.records import read_records
+    from ..batch.runner import RUNS_ROOT
 
     df = read_records(Path(runs_root) if runs_root else RUNS_ROOT, run_id)
     if not len(df):
