@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kbench_lib.provenance import git_sha  # noqa: E402
-from kbench_lib.records import read_records  # noqa: E402
+from kbench_lib.core.provenance import git_sha  # noqa: E402
+from kbench_lib.scoring.records import read_records  # noqa: E402
 
 FIX = REPO / "benchmarks" / "fixtures"
 BATCH = {"1_ReLU_8192": "relu_cuda.py", "2_GELU_8192": "gelu_triton.py", "3_Softmax_Rows_8192": "softmax_triton.py"}
