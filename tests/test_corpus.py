@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from kbench_lib.scoring import metrics
@@ -181,6 +182,19 @@ def _audit_rows():
          "configs": ok, "claim_speedup": 10.0, "speedup_eager": 9.0},
     ]
     return pd.DataFrame(rows)
+
+
+def test_the_waterfall_joins_rare_failure_causes_into_one_step():
+    from kbench_lib.analysis import audit
+
+    df = _audit_rows()
+    t = audit.audit_table(df)
+    base = t.iloc[0]
+    rows = [{**base, "problem": f"level2/{c}_{i}", "correct_kbench": False, "cause_kbench": c, "worst_class": None}
+            for c, n in (("output_mismatch", 3), ("load_error", 1), ("nonfinite", 2)) for i in range(n)]
+    w = audit.waterfall(pd.concat([t, pd.DataFrame(rows)], ignore_index=True))
+    steps = dict(zip(w["step"], w["tasks"]))
+    assert steps["fails: output_mismatch"] == 3 and steps["fails: 3 other causes"] == 4 and "fails: load_error" not in steps  # with eval_mode_only (1)
 
 
 def test_the_audit_sets_claims_beside_measurements_and_walks_down_to_kbench(tmp_path):

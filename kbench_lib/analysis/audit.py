@@ -39,6 +39,7 @@ OUTCOMES = ("no code", "wrong under its own protocol", "wrong under kbench only"
 OUTCOME_COLORS = {"no code": "#999999", "wrong under its own protocol": "#D55E00", "wrong under kbench only": "#CC79A7",
                   "cheat": "#000000", "hazard": "#E69F00", "shortcut": "#56B4E9", "trusted": "#009E73"}
 CLASS_ORDER = ("cheat", "hazard", "shortcut")
+MIN_STEP_TASKS = 3  # a failure cause with fewer tasks joins the waterfall's "other causes" step
 
 
 def _worst_class(fl) -> str | None:
@@ -117,7 +118,8 @@ def audit_summary(df: pd.DataFrame, corpus: str, protocol: str = "cuda-l1", wall
 def waterfall(t: pd.DataFrame) -> pd.DataFrame:
     """From the claimed geometric mean to kbench's, one step at a time, over the kernels with a claim.
     Each task starts at its claim; each step sets the tasks of one kind to 1.0 (it does not count:
-    the user keeps PyTorch): no code, then kbench's failures by cause (largest first), then
+    the user keeps PyTorch): no code, then kbench's failures by cause (largest first; causes of
+    fewer than :data:`MIN_STEP_TASKS` tasks, where there are two or more, as one step), then
     flagged results by class (cheat, hazard, shortcut); the last step puts the trusted kernels'
     measured speedups in place of their claims (1.0 where a trusted kernel has no GPU time).
     Rows: ``step``, ``geomean`` after it, ``tasks`` it changed."""
@@ -135,8 +137,13 @@ def waterfall(t: pd.DataFrame) -> pd.DataFrame:
     gone = d["outcome"] == "no code"
     step("no code", gone, 1.0)
     failing = ~d["correct_kbench"] & ~gone
-    for cause, _ in d.loc[failing, "cause_kbench"].fillna("unknown").value_counts().items():
-        step(f"fails: {cause}", failing & (d["cause_kbench"].fillna("unknown") == cause), 1.0)
+    cause = d["cause_kbench"].fillna("unknown")
+    counts = cause[failing].value_counts()
+    rare = list(counts[counts < MIN_STEP_TASKS].index) if (counts < MIN_STEP_TASKS).sum() > 1 else []
+    for name in counts.index.drop(rare):
+        step(f"fails: {name}", failing & (cause == name), 1.0)
+    if rare:
+        step(f"fails: {len(rare)} other causes", failing & cause.isin(rare), 1.0)
     correct = d["correct_kbench"] & ~gone
     for cls in CLASS_ORDER:
         if (correct & (d["worst_class"] == cls)).any():
@@ -193,7 +200,7 @@ def waterfall_figure(w: pd.DataFrame, title: str = "From the claimed geometric m
             else:
                 lo, hi = sorted((p, v))
                 ax.bar(i, hi - lo, bottom=lo, color="#D55E00" if v < p else "#009E73", width=0.7)
-            ax.annotate(f"{v:.2f}x", (i, v), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
+            ax.annotate(f"{v:.2f}x", (i, max(v, p)), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
         ax.bar(len(w), values[-1], color="#0072B2", width=0.7)
         ax.annotate(f"{values[-1]:.2f}x", (len(w), values[-1]), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
         labels = [f"{s} ({n})" if i else s for i, (s, n) in enumerate(zip(w["step"], w["tasks"]))] + ["kbench"]
