@@ -88,7 +88,10 @@ def _stats(x: pd.Series) -> tuple[float, float]:
 def audit_summary(df: pd.DataFrame, corpus: str, protocol: str = "cuda-l1", wall_s: float | None = None) -> dict:
     """The audit's summary row (module docstring): ``claimed_*`` over the kernels with a claim,
     ``reproduced_*`` over the kernels correct under ``protocol`` with a GPU time, kbench's fast_p
-    over every task (no code and failures count as not fast)."""
+    over every task (no code and failures count as not fast). ``wall_s`` is the last invocation's
+    (an audit resumed with its ``--run-id`` judges in several); ``judge_s_total`` sums every
+    judgement's own seconds, whichever invocation made it (builds made ahead of the judgements are
+    not in it), and ``git_shas`` names the commits that judged."""
     t = audit_table(df, protocol)
     claimed = t["claim_speedup"]
     reproduced = t.loc[t["correct_own"] & t["measured_speedup"].notna(), "measured_speedup"]
@@ -98,6 +101,9 @@ def audit_summary(df: pd.DataFrame, corpus: str, protocol: str = "cuda-l1", wall
         "corpus": corpus, "protocol": protocol, "device_name": names.mode().iloc[0] if len(names) else None,
         "kernels": int(len(t)), "with_code": int((t["outcome"] != "no code").sum()),
         "timed_on_gpu": int(t["measured_speedup"].notna().sum()), "wall_s": wall_s,
+        "judge_s_total": _seconds(df, "judge_s"), "judge_s_median": _median(df, "judge_s"),
+        "git_shas": sorted(df["git_sha"].dropna().astype(str).str[:7].unique())
+        if "git_sha" in df else [],
         "claimed_mean": _stats(claimed)[0], "claimed_median": _stats(claimed)[1], "claimed_n": int(claimed.notna().sum()),
         "reproduced_mean": _stats(reproduced)[0], "reproduced_median": _stats(reproduced)[1], "reproduced_n": int(len(reproduced)),
         "correct_own": int(t["correct_own"].sum()), "correct_kbench": int(t["correct_kbench"].sum()),
@@ -151,6 +157,16 @@ def waterfall(t: pd.DataFrame) -> pd.DataFrame:
     trusted = correct & d["worst_class"].isna()
     step("measured on this GPU", trusted, d["measured_speedup"].fillna(1.0))
     return pd.DataFrame(steps, columns=["step", "geomean", "tasks"])
+
+
+def _seconds(df: pd.DataFrame, column: str) -> float | None:
+    x = pd.to_numeric(df[column], errors="coerce") if column in df else pd.Series(dtype=float)
+    return round(float(x.sum()), 1) if x.notna().any() else None
+
+
+def _median(df: pd.DataFrame, column: str) -> float | None:
+    x = pd.to_numeric(df[column], errors="coerce") if column in df else pd.Series(dtype=float)
+    return round(float(x.median()), 2) if x.notna().any() else None
 
 
 def _geomean(x: pd.Series) -> float:
