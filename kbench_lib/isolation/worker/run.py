@@ -126,9 +126,7 @@ def _construct_once(module, job: dict) -> None:
     """Build mode: one ``ModelNew`` made with the problem's init inputs, on the CPU side as its
     ``__init__`` leaves it, so that extensions compiled in ``__init__`` land in the cache with those
     compiled at import (:mod:`.extension_cache`) and the run loads them instead of compiling on the
-    judge's lane; then one call of a model made on the meta device (:func:`_call_on_meta`), for the
-    extensions compiled at the first call. Whatever either raises is the run's to report, not the
-    build's."""
+    judge's lane. Whatever it raises is the run's to report, not the build's."""
     path, ModelNew = job.get("problem_path"), getattr(module, "ModelNew", None)
     if not path or not isinstance(ModelNew, type):
         return
@@ -139,24 +137,6 @@ def _construct_once(module, job: dict) -> None:
         torch.manual_seed(0)
         ModelNew(*problem.get_init_inputs())
     except BaseException:  # noqa: BLE001 - the run makes its models again and reports what they raise
-        return
-    _call_on_meta(ModelNew, problem)
-
-
-def _call_on_meta(ModelNew: type, problem) -> None:
-    """One forward of a ``ModelNew`` made on the meta device, on the problem's inputs made there
-    (shapes only: no memory, no arithmetic). A candidate that compiles its extension at its first
-    call (``load_inline`` in ``forward``, the source often written for the inputs' shapes) compiles
-    it here, into the cache, before its kernel's launch fails on meta tensors: the run then loads it
-    rather than compiling in its first correctness call, on the judge's lane. Whatever the call
-    raises is left for the run, which calls it on real inputs."""
-    try:
-        with torch.device("meta"):
-            model = ModelNew(*problem.get_init_inputs())
-            inputs = problem.get_inputs()
-            with torch.no_grad():
-                model(*inputs)
-    except BaseException:  # noqa: BLE001 - expected: an extension's kernel cannot run on meta tensors
         pass
 
 
