@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -64,10 +66,13 @@ def one_batch(cmd: list[str], env: dict, runs: Path, run_id: str) -> dict:
     first = (df["timestamp"].iloc[0].to_pydatetime() - started_wall).total_seconds() if len(df) else None
     return {"wall_s": round(wall, 2), "first_verdict_s": round(first, 2) if first is not None else None,
             "judged": len(df), "correct": int(df["correct"].sum()),
-            "judge_s": {p: round(s, 2) for p, s in zip(df["problem"], df["judge_s"])},
-            "queue_s": {p: (round(s, 2) if s == s and s is not None else None) for p, s in zip(df["problem"], df["queue_s"])},
-            "build_s": {p: (round(s, 2) if s == s and s is not None else None) for p, s in zip(df["problem"], df["build_s"])},
+            **{column: _per_problem(df, column) for column in ("judge_s", "queue_s", "build_s")},
             "device_name": df["device_name"].iloc[0] if len(df) else None}
+
+
+def _per_problem(df, column: str) -> dict:
+    """``column`` by problem, in seconds to two places (None where a record has none)."""
+    return {p: (None if pd.isna(x) else round(float(x), 2)) for p, x in zip(df["problem"], df[column])}
 
 
 def import_seconds(env: dict, repeat: int = 3) -> float:

@@ -75,7 +75,7 @@ def differences(shared, fresh) -> list[str]:
                      "expected_input_grads", "expected_param_grads", "state_sums"):
             if not _same(getattr(a, name), getattr(b, name)):
                 out.append(f"case {i} ({a.config}): {name}")
-    # the timed configuration's model handed on by the cases (_ModelsBuilt.kept) against one built anew
+    # the timed configuration's model handed on by the cases (ReferenceModels.kept) against one built anew
     kept = shared._model
     if kept is not None and not _same(dict(kept.state_dict()), dict(fresh.reference_model().state_dict())):
         out.append("the timed configuration's model (parameters and buffers)")

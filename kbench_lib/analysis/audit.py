@@ -97,11 +97,12 @@ def audit_summary(df: pd.DataFrame, corpus: str, protocol: str = "cuda-l1", wall
     reproduced = t.loc[t["correct_own"] & t["measured_speedup"].notna(), "measured_speedup"]
     kb = {policy: metrics.under_protocol(df, "kbench", policy=policy) for policy in flags.POLICIES}
     names = df["device_name"].dropna().astype(str) if "device_name" in df else pd.Series(dtype=str)
+    judge_total, judge_median = _judge_seconds(df)
     row = {
         "corpus": corpus, "protocol": protocol, "device_name": names.mode().iloc[0] if len(names) else None,
         "kernels": int(len(t)), "with_code": int((t["outcome"] != "no code").sum()),
         "timed_on_gpu": int(t["measured_speedup"].notna().sum()), "wall_s": wall_s,
-        "judge_s_total": _seconds(df, "judge_s"), "judge_s_median": _median(df, "judge_s"),
+        "judge_s_total": judge_total, "judge_s_median": judge_median,
         "git_shas": sorted(df["git_sha"].dropna().astype(str).str[:7].unique())
         if "git_sha" in df else [],
         "claimed_mean": _stats(claimed)[0], "claimed_median": _stats(claimed)[1], "claimed_n": int(claimed.notna().sum()),
@@ -159,14 +160,10 @@ def waterfall(t: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(steps, columns=["step", "geomean", "tasks"])
 
 
-def _seconds(df: pd.DataFrame, column: str) -> float | None:
-    x = pd.to_numeric(df[column], errors="coerce") if column in df else pd.Series(dtype=float)
-    return round(float(x.sum()), 1) if x.notna().any() else None
-
-
-def _median(df: pd.DataFrame, column: str) -> float | None:
-    x = pd.to_numeric(df[column], errors="coerce") if column in df else pd.Series(dtype=float)
-    return round(float(x.median()), 2) if x.notna().any() else None
+def _judge_seconds(df: pd.DataFrame) -> tuple[float | None, float | None]:
+    """(sum, median) of the judgements' own seconds; (None, None) where no record has them."""
+    x = pd.to_numeric(df["judge_s"], errors="coerce").dropna() if "judge_s" in df else pd.Series(dtype=float)
+    return (round(float(x.sum()), 1), round(float(x.median()), 2)) if len(x) else (None, None)
 
 
 def _geomean(x: pd.Series) -> float:

@@ -40,7 +40,7 @@ from ..suite.reference import Case, build_reference, in_mode, make_case, make_in
 from ..measure.tensors import TOLERANCE, nbytes, require_grad
 from ..measure.timing import Timing, time_callable
 from ..measure.timing_summary import host_bound
-from .plan import VARIANT_TIMING_SETS, CaseSpec, fit_checked_sets, in_training_mode, plan_cases, timed_groups  # noqa: F401 - the plan, also read here
+from .plan import VARIANT_TIMING_SETS, CaseSpec, fit_checked_sets, in_training_mode, plan_cases, timed_groups
 from .reference_models import ReferenceModels
 
 DEVICE_SHARE = 0.25  # expected outputs stay on the GPU while they take at most this share of its memory

@@ -86,7 +86,7 @@ def reduced(numerics: str, device: str):
 
 def reference_error(problem, spec, expected: list, device: str, precision: str, numerics: str = "tf32") -> float | None:
     """``tol_needed`` of the reference run in ``numerics`` (:data:`NUMERICS`) against its own fp32
-    outputs ``expected``, on the input set of ``spec`` (a :class:`kbench_lib.judging.prepared.CaseSpec`,
+    outputs ``expected``, on the input set of ``spec`` (a :class:`kbench_lib.judging.plan.CaseSpec`,
     in its configuration's mode); None for a task that is not fp32 or whose run cannot be compared
     (backward tasks compare outputs only here)."""
     from ..measure.compare import measure_outputs

@@ -49,7 +49,7 @@ class JudgeOptions:
     device_arena: bool = True
     compile_baseline: bool = False  # measure torch.compile when no stored baseline exists
     # also time the candidate and the eager baseline on every variant, each over never-seen input
-    # sets of its own (prepared.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
+    # sets of its own (plan.VARIANT_TIMING_SETS): per-variant speedups, for generalisation
     time_variants: bool = False
     baselines_root: str | None = None
     # the reference store (kbench_lib.judging.reference_store): the eager baselines and the

@@ -27,7 +27,7 @@ MEMO_MIN_MS = 0.005
 def timing_groups(cases: list[dict]) -> list[tuple[str, list[int], list[int]]]:
     """(configuration, indices of its timed sets, indices of its checked sets) for every
     configuration with timed sets in the job, in the order of their first timed set (the plan puts
-    the default configuration's first: kbench_lib.judging.prepared.plan_cases). The judge groups its plan
+    the default configuration's first: kbench_lib.judging.plan.plan_cases). The judge groups its plan
     by this same function."""
     names = list(dict.fromkeys(m["config"] for m in cases if m.get("timed")))
 
