@@ -268,3 +268,20 @@ def test_a_process_learns_its_hosts_full_speed_on_each_of_its_cpus_once(monkeypa
     assert os.sched_getaffinity(0) == before  # and back on them all
     n = host_speed._SEEN["n"]
     assert host_speed.learn_full_speed() == fastest and host_speed._SEEN["n"] == n  # known: no probe more
+
+
+@pytest.mark.parametrize("span, remeasured, cut", [(None, 2, 0), (25.0, 1, 1), (15.0, 0, 1), (40.0, 2, 0)])
+def test_a_drifting_run_is_measured_again_only_within_the_timings_span(monkeypatch, span, remeasured, cut):
+    """Every run drifts, each call takes 0.25 s of the (fake) clock, a run 40 calls (10 s): a
+    re-measurement is begun only where a run as long would still end within the span."""
+    now = [0.0]
+    monkeypatch.setattr(trials, "_monotonic", lambda: now[0])
+
+    def trial(set_index):
+        now[0] += 0.25
+        trial.k += 1
+        return (10.0 if trial.k % 40 < 20 else 14.0), 0, None
+    trial.k = -1
+    t = trials._runs(trial, 2, False, None, 40, 40, 60.0, 0.0, deadline=span)
+    assert (t.remeasured, t.span_cut) == (remeasured, cut) and t.n_trials == 40
+    assert now[0] == 10.0 * (1 + remeasured) and (span is None or now[0] <= span)

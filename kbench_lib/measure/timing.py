@@ -53,7 +53,8 @@ Outlier runs are re-measured, not reported: warm-up continues until the call's o
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
 timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
 again (CUDA: at most :data:`.trials.MAX_REMEASURE` times; ``Timing.remeasured`` says how often), unless the
-host-speed probes of its halves say the drift followed the host's speed (kept: ``Timing.host_drift``).
+host-speed probes of its halves say the drift followed the host's speed (kept: ``Timing.host_drift``), or
+another run would end past the timing's span (:data:`.trials.MAX_SPAN` budgets: ``Timing.span_cut``).
 
 CPU: a monotonic nanosecond clock around each call, with the same rotation.
 
@@ -87,7 +88,7 @@ from .host_speed import HostProbes
 from .host_speed import back_to as _back_to
 from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
 from .timing_summary import DRIFT, Timing, _q  # noqa: F401 - DRIFT, read here by older callers
-from .trials import _runs, _warm_up
+from .trials import MAX_SPAN, _runs, _warm_up
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _idle_gaps, _recheck_unjoined, gap_floor,
     unjoined_confirmed, unjoined_suspected)
@@ -442,7 +443,9 @@ def time_cuda(
     :data:`.host_speed.FULL_SPEED` of it, found before them (at most :data:`.host_speed.WAIT_S`;
     ``Timing.host_wait_s``, ``host_wait_reached``, ``host_moved``), the thread back on its CPUs after;
     a run whose probes say that CPU slowed is run once more on one found at full speed again
-    (:func:`_again_on_a_fast_cpu`, ``Timing.host_retried``)."""
+    (:func:`_again_on_a_fast_cpu`, ``Timing.host_retried``). The runs, re-measurements and that run
+    again included, end within :data:`.trials.MAX_SPAN` budgets of the first run's start: one that
+    would end later is not begun (``Timing.span_cut``)."""
     calls = _FlushedCalls(fn, torch.device("cuda", torch.cuda.current_device()), flush_l2, head_start)
     t1 = _monotonic()
     gc_was = _gc_isenabled()
@@ -453,16 +456,21 @@ def time_cuda(
         if on_trials is not None:  # the warm-up is over: the timed sets may be drawn now
             on_trials()
         t2 = _monotonic()
+        deadline = t2 + MAX_SPAN * budget_s
         run = functools.partial(_runs, functools.partial(calls.trial, input_sets, trace), len(input_sets), after_call=after_call,
                                 min_trials=min_trials, max_trials=max_trials, budget_s=budget_s, target_rse=target_rse,
-                                probes=calls.probes)
+                                probes=calls.probes, deadline=deadline)
         result = run(first_round=bool(warmup_sets))
         if host_wait[1] and _slow(calls.probes.median_ms(), full_speed_ms):  # fast when it began, slow since
-            again, host_wait = _again_on_a_fast_cpu(calls, run, result, full_speed_ms, host_wait, fn, warmup_sets or input_sets,
-                                                    len(input_sets), warmup_ms)
-            if again is not None:
-                warmup_calls += again.warmup_calls
-                result = again
+            now = _monotonic()
+            if now + (now - t2) / (1 + result.remeasured) > deadline:  # a run as long as its runs would end past the span
+                result.span_cut = 1
+            else:
+                again, host_wait = _again_on_a_fast_cpu(calls, run, result, full_speed_ms, host_wait, fn, warmup_sets or input_sets,
+                                                        len(input_sets), warmup_ms)
+                if again is not None:
+                    warmup_calls += again.warmup_calls
+                    result = again
         if unjoined_suspected(result.unjoined_trials, result.n_trials):
             calls.recheck(result, input_sets)
     finally:

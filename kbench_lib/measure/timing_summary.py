@@ -50,6 +50,7 @@ class Timing:
     host_moved: int = 0  # CUDA: 1 where the timed calls ran pinned to another CPU, one at full speed (host_speed.to_a_fast_cpu)
     host_drift: int = 0  # CUDA: 1 where the reported run drifted between halves in step with the host's speed (kept, not measured again)
     host_retried: int = 0  # CUDA: 1 where a run of host-bound calls that ran slow was run again on a CPU at full speed (the reported run)
+    span_cut: int = 0  # 1 where a re-measurement or a run again on a fast CPU was not begun: it would have ended past the timing's span (trials.MAX_SPAN budgets)
     trace: list | None = None  # CUDA, on request: the timed calls, [ms, host issue us, spin us, first on its set, unjoined]
     phase_s: dict = field(default_factory=dict)  # wall seconds per phase of the timing itself (the judge's own cost)
 

@@ -24,6 +24,9 @@ from .timing_summary import DRIFT_FLOOR_MS, Timing, drifted, half_medians, media
 _monotonic = time.monotonic
 
 MAX_REMEASURE = 2
+# a side's timed runs (the first, its re-measurements, a run again on a fast CPU) end within this
+# many budgets of the first one's start: one that would not is not begun, and the last run stands
+MAX_SPAN = 2.5
 SETTLE = 0.03  # warm-up ends once two consecutive blocks of calls agree this closely
 SETTLE_BLOCK = 5
 SETTLE_MAX_S = 2.0
@@ -95,7 +98,7 @@ def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clo
 
 
 def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_trials, budget_s, target_rse,
-          max_remeasure: int = MAX_REMEASURE, probes: HostProbes | None = None) -> Timing:
+          max_remeasure: int = MAX_REMEASURE, probes: HostProbes | None = None, deadline: float | None = None) -> Timing:
     """Timed runs of ``trial(set_index) -> (ms, unjoined, output)`` until one does not drift (at most
     ``max_remeasure`` re-measurements). The first round (first calls on unseen data, when warm-up
     ran on other sets) is taken from the first run and kept out of the drift check: a check that
@@ -108,14 +111,19 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
     ``after_call(k, set_index, output)`` sees every call of every run, ``k`` counting from 0 again
     in a run measured anew, so a caller that samples outputs for re-checking samples the run whose
     times are reported: sampling the first run only let a candidate drift on purpose in an honest
-    first run and skip its work in the re-measured one."""
+    first run and skip its work in the re-measured one.
+
+    ``deadline`` (a :func:`time.monotonic` time): a re-measurement is begun only where a run as long
+    as the last one ends before it; else the last run stands and ``Timing.span_cut`` says so. Without
+    it a run of long calls that drifts takes ``1 + max_remeasure`` budgets (a level-3 recurrent model's
+    baseline, timed at a 10 s budget, took 83 s on an H200)."""
     remeasured = 0
     first = first_fastest = first_rest = None
     # every timed set is called in every run: the re-check expects a sample of each
     min_trials, max_trials = max(min_trials, n_sets), max(max_trials, n_sets)
     # past the budget, at least TRIALS_FLOOR calls and every set called twice (its first call and a repeat)
     floor_trials = min(min_trials, max(TRIALS_FLOOR, 2 * n_sets))
-    host_drift = 0
+    host_drift = span_cut = 0
     while True:
         samples: list[float] = []
         unjoined = 0
@@ -142,10 +150,14 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
         if probes is not None and _drift_follows_host(samples, checked_from, probes):
             host_drift = 1
             break
+        if deadline is not None and 2 * _monotonic() - started > deadline:  # another run as long would end past it
+            span_cut = 1
+            break
         remeasured += 1
     result = summarize(samples, unjoined)
     result.first_round_ms, result.first_round_fastest_ms = first, first_fastest
     result.first_run_ms, result.remeasured, result.host_drift = first_rest, remeasured, host_drift
+    result.span_cut = span_cut
     return result
 
 
