@@ -557,6 +557,9 @@ def main() -> None:
     ap.add_argument("--batch", choices=["mixed", "level1", "level2", "level3"], default="mixed",
                     help="mixed: the fixed mixed batch; levelN: the eager control over every problem of that level")
     ap.add_argument("--compile", action="store_true", help="add torch.compile of every problem to the batch")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the judge's default options (timing budget, run, idle and build limits), as a user of kbench run gets "
+                         "them; the row says options: defaults (else options: benchmark)")
     ap.add_argument("--timing-budget", type=float, default=1.0)
     ap.add_argument("--run-timeout", type=float, default=30.0, help="run and build limit per candidate (the hanging ones run into it)")
     ap.add_argument("--idle-timeout", nargs="+", type=float, default=[JudgeOptions.idle_timeout_s],
@@ -582,6 +585,9 @@ def main() -> None:
                          "fresh (an empty one for this run: every baseline and profile measured here), off (never read or written)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
+    if a.defaults:
+        a.timing_budget, a.run_timeout = JudgeOptions.timing_budget_s, JudgeOptions.run_timeout_s
+        a.build_timeout, a.idle_timeout = JudgeOptions.build_timeout_s, [JudgeOptions.idle_timeout_s]
     faulthandler.enable(all_threads=True)  # a crash of the judge's process shows every thread's stack (one pass died so, 2026-11-27)
     device = resolve_device(a.device)
     work = Path(tempfile.mkdtemp(prefix="throughput-"))
@@ -618,6 +624,7 @@ def main() -> None:
         r = measure(problems, models, gpus, g == "on", device, a, work / "runs", ov == "on", idle)
         r["git_sha"] = a.git_sha
         r["batch"] = a.batch
+        r["options"] = "defaults" if a.defaults else "benchmark"
         out.append(r)
         print(json.dumps(r), flush=True)
         path.write_text(json.dumps(old + out, indent=1))  # after each pass: a call cut short keeps what it measured

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from .measure.trials import BUDGET_S
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -66,7 +68,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--idle-timeout", type=float, default=10.0,
                    help="end a candidate whose processes use no CPU time for this many seconds: a sleeping or blocked hang "
                         "(default 10; 0: only --run-timeout)")
-    p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most (default 10)")
+    p.add_argument("--timing-budget", type=float, default=BUDGET_S, help=f"seconds of timed trials at most (default {BUDGET_S:g})")
     p.add_argument("--no-timing", action="store_true", help="no timed calls and no speedup; correctness and every guard as with timing (the forward is still profiled once)")
     p.add_argument("--compile-baseline", action="store_true", help="measure torch.compile when no stored baseline exists")
     p.add_argument("--time-variants", action="store_true",
@@ -460,7 +462,7 @@ def _add_audit_command(sub) -> None:
     p.add_argument("--protocol", type=_protocol, default="cuda-l1", help="the corpus's own protocol (default cuda-l1); kbench's is read from the same records")
     p.add_argument("--run-id", default=None, help="a run to resume (default: a new one)")
     p.add_argument("--runs-root", default=str(RUNS_ROOT))
-    p.add_argument("--timing-budget", type=float, default=10.0, help="seconds of timed trials at most per candidate (default 10)")
+    p.add_argument("--timing-budget", type=float, default=BUDGET_S, help=f"seconds of timed trials at most per candidate (default {BUDGET_S:g})")
     p.add_argument("--build-jobs", type=int, default=None, help="build this many candidates in parallel while judging goes on (default: on a GPU "
                    "every core but two, at most 16; on the CPU one at a time)")
     p.add_argument("--filter", nargs="*", default=None, help="keep tasks whose key contains any of these")

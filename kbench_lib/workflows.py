@@ -8,6 +8,7 @@ import pandas as pd
 from .scoring import metrics, protocols
 from .reports import plots
 from .judging.pipeline import JudgeOptions
+from .measure.trials import BUDGET_S
 from .generation.models import get_model, is_control
 from .suite.problems import Problem, discover_with_errors
 from .core.provenance import resolve_device
@@ -67,7 +68,7 @@ def evaluate(
     small: bool | None = None,
     precision: str = "fp32",
     seeds: int = 5,
-    timing_budget_s: float = 10.0,
+    timing_budget_s: float = BUDGET_S,
     compile_baseline: bool = False,
     ray: str | bool | None = None,
     time_variants: bool = False,
@@ -312,7 +313,7 @@ def baseline_summaries(baselines: pd.DataFrame, suite: dict[str, int] | None = N
 
 
 def audit(corpus_spec: str, device: str = "auto", run_id: str | None = None, runs_root=None, protocol: str = "cuda-l1",
-          timing_budget_s: float = 10.0, limit: int | None = None, filters=None, build_jobs: int | None = None,
+          timing_budget_s: float = BUDGET_S, limit: int | None = None, filters=None, build_jobs: int | None = None,
           progress: bool = True) -> tuple[str, pd.DataFrame, float]:
     """Judge a published corpus (``cuda-l1:PATH``: :mod:`kbench_lib.generation.corpus`) once, under
     its own protocol (every record reads under kbench's too), and return (run id, the run's

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import guards
 from ..measure import device_arena
+from ..measure.trials import BUDGET_S
 from ..core.provenance import device_name
 
 
@@ -39,7 +40,7 @@ class JudgeOptions:
     warmup_ms: float = 25.0
     min_trials: int = 100
     max_trials: int = 2000
-    timing_budget_s: float = 10.0
+    timing_budget_s: float = BUDGET_S
     target_rse: float = 0.005
     # CUDA: keep every timed call's time, host issue time and spin in runtime_stats["trace"] (a
     # diagnostic of the timing itself)
