@@ -4,9 +4,13 @@ from the command's start to its exit. The batch is the throughput target's three
 cache and reference store (``cold3``), then again as fresh processes with both warm (``warm3``: the
 candidates prebuilt, as a user's second batch finds them).
 
-    python benchmarks/batch_start.py --device cuda --repeat 3 --out results/benchmarks/<device>/batch-start-<date>.json
+    python benchmarks/batch_start.py --device cuda --repeat 3 [--serve auto] --out results/benchmarks/<device>/batch-start-<date>.json
 
-Each row: ``batch``, ``options`` ("defaults"), ``wall_s`` (the process, start to exit),
+``--serve auto``: the commands run in the judge service (docs/SERVICE.md), which the cold batch
+starts and the warm ones find; it is stopped at the end. ``off`` (the default): each command in its
+own process, as a command runs where no service runs.
+
+Each row: ``batch``, ``options`` ("defaults"), ``serve``, ``wall_s`` (the process, start to exit),
 ``first_verdict_s`` (the process's start to its first record), ``judge_s`` and ``queue_s`` per
 candidate, how many were correct, the device, the commit and the command. Beside them, the seconds
 the interpreter takes to import torch and the CLI alone (``import_s``): the part of the start no
@@ -89,14 +93,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--repeat", type=int, default=3, help="warm batches after the cold one")
+    ap.add_argument("--serve", choices=["off", "auto"], default="off", help="KBENCH_SERVE for the batches (docs/SERVICE.md)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kbench-batch-start-"))
-    env = {**os.environ, "KBENCH_CACHE": str(root / "cache"), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "KBENCH_CACHE": str(root / "cache"), "PYTHONPATH": str(REPO), "KBENCH_SERVE": a.serve}
     problems, cands = lay_out(root)
     runs = root / "runs"
     rows = []
-    base = {"options": "defaults", "git_sha": git_sha(), "import_s": import_seconds(env)}
+    base = {"options": "defaults", "serve": a.serve, "git_sha": git_sha(), "import_s": import_seconds(env)}
     for i in range(a.repeat + 1):
         run_id = f"batch-{i}"
         cmd = command(problems, cands, a.device, runs, run_id)
@@ -104,6 +109,8 @@ def main() -> None:
                "command": "kbench run <3 problems> --model folder:<3 candidates> --device " + a.device}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    if a.serve == "auto":  # the service the cold batch started: its key is this benchmark's cache, no one else's
+        subprocess.run([sys.executable, "-m", "kbench_lib.cli", "serve", "--stop"], env=env, cwd=REPO, capture_output=True)
     warm = [r["wall_s"] for r in rows if r["batch"] == "warm3"]
     if warm:
         print(f"warm3: median {statistics.median(warm):.1f} s from the command's start to its exit "

@@ -454,7 +454,7 @@ def _num(x) -> str:
 
 def _add_audit_command(sub) -> None:
     """``kbench audit CORPUS``: a published corpus judged once, its claims set beside what was measured."""
-    from .batch.verdicts import RUNS_ROOT
+    from .core.paths import RUNS_ROOT
 
     p = sub.add_parser("audit", help="judge a published corpus (cuda-l1:PATH) once and set its claims beside the measured speed and kbench's verdict")
     p.add_argument("corpus", help="cuda-l1:PATH (CUDA-L1's release format)")
@@ -520,19 +520,70 @@ def _add_index_command(sub) -> None:
     p.set_defaults(fn=cmd_index)
 
 
+def cmd_serve(a) -> int:
+    from .service import client, daemon
+    from .service.key import service_key
+
+    if a.status or a.stop:
+        answer = client.request({"stop": True} if a.stop else {"status": True})
+        if answer is None:
+            print("kbench serve: no service runs for this environment")
+            return 1
+        print(("stopped: " if a.stop else "") + json.dumps(answer))
+        return 0
+    import kbench_lib.batch.runner  # noqa: F401 - what every command of the service needs, imported before the first
+    import kbench_lib.workflows  # noqa: F401
+
+    return daemon.serve(a.key or service_key(), lambda argv: main(argv, forward=False), a.idle_timeout, on_ready=_start_servers)
+
+
+def _start_servers() -> None:
+    """The service's fork servers for this machine's default device, started while it waits for its first command."""
+    from .batch import runner
+    from .judging.pipeline import JudgeOptions
+
+    runner.start_servers(runner.batch_devices(JudgeOptions(), 1), wait=False)
+
+
+def _add_serve_command(sub) -> None:
+    from .service.daemon import DEFAULT_IDLE_S
+
+    p = sub.add_parser("serve", help="run the judge service that kbench run, eval and audit hand their commands to (docs/SERVICE.md)")
+    p.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_S,
+                   help=f"end after this many seconds without a command (default {DEFAULT_IDLE_S:g})")
+    p.add_argument("--status", action="store_true", help="print the running service's pid, age and commands served")
+    p.add_argument("--stop", action="store_true", help="stop the running service")
+    p.add_argument("--key", default=None, help=argparse.SUPPRESS)  # the key of the command that started it
+    p.set_defaults(fn=cmd_serve)
+
+
+FORWARDED = ("eval", "run", "audit")  # the commands the judge service runs (docs/SERVICE.md)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     ap = argparse.ArgumentParser(prog="kbench", description="Build, judge and record machine-written GPU kernels.")
     ap.add_argument("--version", action="version", version=f"kbench {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for add in (_add_eval_command, _add_run_command, _add_audit_command, _add_lint_command, _add_baselines_command, _add_index_command):
+    for add in (_add_eval_command, _add_run_command, _add_audit_command, _add_lint_command, _add_baselines_command, _add_index_command,
+                _add_serve_command):
         add(sub)
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, forward: bool = True) -> int:
+    """``kbench``: the command ``argv`` (default ``sys.argv[1:]``). ``eval``, ``run`` and ``audit`` are
+    handed to the judge service where ``forward`` (docs/SERVICE.md), after their arguments are
+    read here (an error in them is reported at once); ``--ray`` batches run here."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    if forward and args.cmd in FORWARDED and getattr(args, "ray", None) is None:
+        from .service.client import forward as to_service
+
+        code = to_service(argv)
+        if code is not None:
+            return code
     if not faulthandler.is_enabled():  # a crash of the judge itself (not a candidate's) shows every thread's stack
         faulthandler.enable(all_threads=True)
     return args.fn(args)

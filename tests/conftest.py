@@ -5,6 +5,10 @@ from pathlib import Path
 import pytest
 import torch
 
+# every command a test runs (kbench_lib.cli.main, `kbench` in a subprocess, a notebook's kernel) runs in
+# its own process: a judge service (docs/SERVICE.md) is started only by the tests of it, in folders of their own
+os.environ["KBENCH_SERVE"] = "off"
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 

@@ -50,7 +50,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("workflows", ("kbench_lib.workflows", "kbench_lib.generation.runs", "kbench_lib.reports")),
     ("strategies", ("kbench_lib.strategies",)),
     # the front: command line, the notebooks' lab, analysis
-    ("front", ("kbench_lib.cli", "kbench_lib.lab", "kbench_lib.analysis")),
+    ("front", ("kbench_lib.cli", "kbench_lib.lab", "kbench_lib.analysis", "kbench_lib.service")),
 ]
 
 _ALIAS = re.compile(r"^\s*from (\.[\w.]*) import (\w+) as _moved$", re.M)

@@ -34,8 +34,9 @@ from ..generation.models import ModelUnavailable, get_model, iter_arrivals
 from ..suite.problems import Problem
 from ..core.provenance import device_name, environment, resolve_device
 from ..scoring.records import RecordWriter, read_records, row_from_verdict
+from ..core.paths import RUNS_ROOT
 from .verdicts import (  # noqa: F401 - also at their old home, kbench_lib.batch.runner.X
-    RUNS_ROOT, _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
+    _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
 )
 
 AHEAD_POLL_S = 0.05  # while a lane's fork server starts and its line holds nothing to prepare: how often it looks again

@@ -7,10 +7,8 @@ the runner that starts them.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import traceback
 from dataclasses import replace
-from pathlib import Path
 
 from ..judging.pipeline import JudgeError, JudgeOptions, Verdict, judge
 from ..suite.problems import Problem
@@ -18,8 +16,6 @@ from ..core.provenance import device_name, environment
 from ..scoring.records import MAX_SOURCE_CHARS
 
 # where runs are written unless a caller names a folder: results/runs/ of the checkout, or
-# $KBENCH_RUNS_ROOT (the test suite points it at a temporary folder, so that it never writes a user's runs)
-RUNS_ROOT = Path(os.environ.get("KBENCH_RUNS_ROOT") or Path(__file__).resolve().parents[2] / "results" / "runs")
 
 
 def new_run_id(prefix: str = "run") -> str:

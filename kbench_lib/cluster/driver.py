@@ -375,7 +375,8 @@ def run_batch_on_ray(problems, model: str = "reference", *, address: str | None 
     the cluster has room again; with none alive for ``recover_timeout_s`` the batch stops with a
     :class:`ClusterError` (records kept, the run id resumes). ``events``, when given, receives what
     happened (judges ready and died, builds, records) with times."""
-    from ..batch.verdicts import RUNS_ROOT, new_run_id
+    from ..batch.verdicts import new_run_id
+    from ..core.paths import RUNS_ROOT
 
     ray, connected_here = connect.connect(address)
     run_id = run_id or new_run_id()
