@@ -71,12 +71,19 @@ def one_batch(cmd: list[str], env: dict, runs: Path, run_id: str) -> dict:
     return {"wall_s": round(wall, 2), "first_verdict_s": round(first, 2) if first is not None else None,
             "judged": len(df), "correct": int(df["correct"].sum()),
             **{column: _per_problem(df, column) for column in ("judge_s", "queue_s", "build_s")},
+            "stages_s": {p: _stages(st) for p, st in zip(df["problem"], df["judge_stages"])},
             "device_name": df["device_name"].iloc[0] if len(df) else None}
 
 
 def _per_problem(df, column: str) -> dict:
     """``column`` by problem, in seconds to two places (None where a record has none)."""
     return {p: (None if pd.isna(x) else round(float(x), 2)) for p, x in zip(df["problem"], df[column])}
+
+
+def _stages(stages) -> dict:
+    """A record's top-level judge stages (``run_start``, ``baseline``, ...), seconds to two places."""
+    pairs = dict(stages) if isinstance(stages, (list, tuple, dict)) else {}
+    return {k: round(float(v), 2) for k, v in pairs.items() if "." not in k and v is not None}
 
 
 def import_seconds(env: dict, repeat: int = 3) -> float:
@@ -110,6 +117,9 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     if a.serve == "auto":  # the service the cold batch started: its key is this benchmark's cache, no one else's
+        status = subprocess.run([sys.executable, "-m", "kbench_lib.cli", "serve", "--status"], env=env, cwd=REPO,
+                                capture_output=True, text=True)
+        print("service:", status.stdout.strip(), flush=True)  # its fork servers' start, phase by phase
         subprocess.run([sys.executable, "-m", "kbench_lib.cli", "serve", "--stop"], env=env, cwd=REPO, capture_output=True)
     warm = [r["wall_s"] for r in rows if r["batch"] == "warm3"]
     if warm:

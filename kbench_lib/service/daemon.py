@@ -148,7 +148,12 @@ def _run_command(conn: socket.socket, lines: Lines, req: dict, run, request: _Re
 
 
 def _status(key: str, started: float, served: int) -> dict:
-    return {"pid": os.getpid(), "key": key, "up_s": round(time.time() - started, 1), "served": served}
+    """The service's pid, key, age and commands served, and where its fork servers' starts went
+    (seconds per phase, :attr:`kbench_lib.isolation.forkserver.ForkServer.start_s`)."""
+    from ..isolation import server_pool
+
+    return {"pid": os.getpid(), "key": key, "up_s": round(time.time() - started, 1), "served": served,
+            "servers_start_s": [s.start_s for s in server_pool.started_servers()]}
 
 
 def _lock(key: str):
