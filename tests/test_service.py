@@ -161,3 +161,21 @@ def test_by_default_a_command_uses_a_running_service_and_starts_none(env):
     finally:
         serve.terminate()
         serve.wait(timeout=60)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_judgement_in_the_service_is_the_judgement_of_its_own_process(env):
+    """The service on a GPU: the judge's CUDA context lives on between commands; a Triton candidate
+    judged through it twice, and once in its own process, is correct, unflagged and timed each time."""
+    fixtures = REPO / "tests" / "fixtures"
+    cmd = _kbench("eval", str(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py"),
+                  str(fixtures / "candidates" / "scale_add_relu_triton.py"), "--device", "cuda", "--timing-budget", "0.5", "--json")
+    verdicts = []
+    for mode in ("auto", "auto", "off"):
+        done = subprocess.run(cmd, env={**env, "KBENCH_SERVE": mode}, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        verdicts.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert _status(env)["served"] == 2
+    for v in verdicts:
+        assert v["correct"] and not v["flags"], v
+        assert v["speedup"] and v["speedup"] > 0.3, v
