@@ -21,6 +21,7 @@ NOT_FLAGS = {
     "error", "evolve", "failures", "flagged", "host_bound", "kernels", "live", "machine", "ninja", "other",
     "refine", "replay", "roofline", "single", "sol_fraction", "static", "tune", "unshare", "usage", "default",
     "fails",  # the audit waterfall's step labels ("fails: <cause>")
+    "kbench", "stopped",  # the judge service's lines ("kbench: interrupted", "stopped: {status}")
 }
 
 
