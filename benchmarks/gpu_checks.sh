@@ -3,7 +3,9 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults]
+#   (defaults: the eager control over LEVELS (default level2) at the CLI's defaults, then three prebuilt
+#    candidates as one command, through the judge service with SERVE=auto (the default) or without, SERVE=off)
 #   (solutions: TIME_VARIANTS=1 also times every variant, records' variant_speedups)
 #   (tests: TESTS_FILES="tests/test_variants.py tests/test_timing.py" runs those files only; the whole GPU
 #    selection took over 470 s on the H100 on 2026-11-25, the adversarial file about 250 s of it)
@@ -74,6 +76,14 @@ files = [f for f in glob.glob("results/baselines/*/*.parquet")]
 df = pd.concat([pd.read_parquet(f) for f in files]) if files else pd.DataFrame()
 print(len(df), "rows;", df["failure"].notna().sum() if len(df) else 0, "failed")
 PY
+fi
+if [[ $what == defaults ]]; then
+  for level in ${LEVELS:-level2}; do
+    timeout "${DEFAULTS_TIMEOUT:-400}" python3 benchmarks/throughput.py --batch "$level" --gpus 1 --guards on --defaults \
+      --out-dir "$OUT" --records-dir "$OUT/records-$level" --quiet 2>&1 | grep -v '^{' | tail -4
+  done
+  timeout "${START_TIMEOUT:-200}" python3 benchmarks/batch_start.py --device cuda --repeat 3 --serve "${SERVE:-auto}" \
+    --out "$OUT/batch-start.json" 2>&1 | tail -3
 fi
 if [[ $what == lint ]]; then
   # LINT_PATH=problems/level1 (say) lints one level per call; a run cut short by LINT_TIMEOUT says so
