@@ -88,7 +88,7 @@ from .host_speed import HostProbes
 from .host_speed import back_to as _back_to
 from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
 from .timing_summary import DRIFT, Timing, _q  # noqa: F401 - DRIFT, read here by older callers
-from .trials import BUDGET_S, MAX_SPAN, _runs, _warm_up
+from .trials import BUDGET_S, MAX_SPAN, _runs, _warm_up, past_span
 from .unjoined import (  # noqa: F401
     RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _idle_gaps, _recheck_unjoined, gap_floor,
     unjoined_confirmed, unjoined_suspected)
@@ -485,19 +485,18 @@ def time_cuda(
     return result
 
 
-
 def _again_within_span(calls: _FlushedCalls, run, result: Timing, full_speed_ms: float, host_wait: tuple, fn, warm_sets: list,
                        n_timed_sets: int, warmup_ms: float, started: float, deadline: float) -> tuple[Timing, tuple]:
     """``result``'s runs (begun at ``started``) run once more on a CPU at full speed
     (:func:`_again_on_a_fast_cpu`), where a run as long as one of them ends before ``deadline``;
     else ``result`` stands with ``span_cut`` set. The result's ``warmup_calls`` are the new
     warm-up's alone (0 where no run was begun)."""
-    now = _monotonic()
-    if now + (now - started) / (1 + result.remeasured) > deadline:
+    if past_span(started, 1 + result.remeasured, deadline):
         result.span_cut = 1
         return result, host_wait
     again, host_wait = _again_on_a_fast_cpu(calls, run, result, full_speed_ms, host_wait, fn, warm_sets, n_timed_sets, warmup_ms)
     return (again, host_wait) if again is not None else (result, host_wait)
+
 
 def _warm_up_on_a_fast_cpu(calls: _FlushedCalls, fn, warm_sets: list, n_timed_sets: int, warmup_ms: float,
                            full_speed_ms: float | None) -> tuple[int, tuple]:

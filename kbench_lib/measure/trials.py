@@ -57,6 +57,13 @@ def _done(samples: list[float], started: float, min_trials: int, max_trials: int
     return (n - min_trials) % RSE_EVERY == 0 and median_rse(samples) < target_rse
 
 
+def past_span(started: float, runs: int, deadline: float) -> bool:
+    """Whether one more run, as long as each of the ``runs`` begun at ``started`` took on average,
+    would end after ``deadline`` (the timing's span: :data:`MAX_SPAN` budgets)."""
+    now = _monotonic()
+    return now + (now - started) / runs > deadline
+
+
 def _warm_up(fn, warm: list, n_timed_sets: int, warmup_ms: float, sync=None, clock=None) -> int:
     """Calls ``fn`` until ``warmup_ms`` have passed, at least once per warm-up set and at least
     ``n_timed_sets + 1`` times, holding the last ``n_timed_sets + 1`` outputs alive as the timed loop
@@ -155,7 +162,7 @@ def _runs(trial, n_sets: int, first_round: bool, after_call, min_trials, max_tri
         if probes is not None and _drift_follows_host(samples, checked_from, probes):
             host_drift = 1
             break
-        if deadline is not None and 2 * _monotonic() - started > deadline:  # another run as long would end past it
+        if deadline is not None and past_span(started, 1, deadline):
             span_cut = 1
             break
         remeasured += 1

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from . import key as keys
 from .wire import Lines, send
@@ -147,7 +146,3 @@ def request(obj: dict) -> dict | None:
     with sock:
         send(sock, obj)
         return Lines(sock).next()
-
-
-def is_running() -> bool:
-    return Path(keys.socket_path(keys.service_key())).exists() and request({"status": True}) is not None
