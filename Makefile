@@ -37,7 +37,7 @@ FORCE:
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
-	$(PY) -m pip install -q -e '.[test,lab,browser,openai,anthropic,hf,ray]'
+	$(PY) -m pip install -q -e '.[test,lab,browser,openai,anthropic,hf,ray$(if $(HAS_GPU),$(comma)dsl)]'
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (kbench)" >/dev/null
 	touch $@
 

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from .core.candidates import BACKENDS
 from .measure.trials import BUDGET_S
 
 REPO = Path(__file__).resolve().parent.parent
@@ -363,7 +364,7 @@ def _add_eval_command(sub) -> None:
     p = sub.add_parser("eval", help="judge one candidate against one problem")
     p.add_argument("problem", help="a problem file, or a key under problems/ (level1/51_ReLU), as the lab takes")
     p.add_argument("candidate")
-    p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None, help="default: detected from the source")
+    p.add_argument("--backend", choices=BACKENDS, default=None, help="default: detected from the source")
     p.add_argument("--json", action="store_true")
     _add_judge_args(p)
     p.set_defaults(fn=cmd_eval)
@@ -377,7 +378,7 @@ def _add_run_command(sub) -> None:
                    help="reference, torch-compile, eager (the problem's own Model: a clock control), folder:PATH, tune[:PATH] (offline autotuner of the solutions), "
                         "cuda-l1:PATH (a published corpus: each row's kernel judged against its own task, its claim recorded), "
                         "openai[ENV]:MODEL[@BASE_URL], anthropic[ENV]:MODEL[@BASE_URL] or hf:PATH")
-    p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None,
+    p.add_argument("--backend", choices=BACKENDS, default=None,
                    help="the backend a language model is asked for (default: cuda on a GPU, cpp on the CPU); offline models keep only its candidates")
     g = p.add_argument_group("language models")
     g.add_argument("--samples", type=int, default=1, help="candidates asked for per problem (default 1)")

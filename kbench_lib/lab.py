@@ -71,10 +71,11 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     from .cli import _add_judge_args
+    from .core.candidates import BACKENDS
 
     p = _Parser(prog="%%kbench", add_help=False)
     p.add_argument("problem")
-    p.add_argument("--backend", choices=["cuda", "triton", "cpp", "torch"], default=None)
+    p.add_argument("--backend", choices=BACKENDS, default=None)
     p.add_argument("--run-id", default=None, help="the lab run the attempt is recorded in (default lab-<date>)")
     p.add_argument("--runs-root", default=None)
     p.add_argument("--background", action="store_true", help="return at once a handle that shows progress, then the verdict")
@@ -471,12 +472,30 @@ def stored_baselines(problem):
     return mine[["device_name", "mode", "runtime_ms", "runtime_p10_ms", "runtime_p90_ms", "sol_ms", "bound", "date"]]
 
 
-def starter(problem) -> str:
+def starter(problem, backend: str = "torch") -> str:
     """A first candidate for ``problem``: its reference, renamed ``ModelNew`` (correct by
-    construction, and flagged ``library_passthrough``: it writes no kernel). Replace its forward."""
+    construction, and flagged ``library_passthrough``: it writes no kernel). Replace its forward.
+
+    For a kernel DSL (``cute``, ``tilelang``) the prompts' worked example of that backend comes
+    first: its kernel, compiled at import, for the example problem (x * sigmoid(x) + y), so that the
+    first judgement also shows the DSL compiles here; adapt it and call it from ``forward``."""
+    import ast
     import re
 
-    return re.sub(r"\bModel\b", "ModelNew", problem.source)
+    from .core.dsl_packages import DSL_BACKENDS
+    from .generation.prompts import example_source
+
+    reference = re.sub(r"\bModel\b", "ModelNew", problem.source)
+    if backend not in DSL_BACKENDS:
+        return reference
+    example = example_source(backend)
+    cls = next(n for n in ast.parse(example).body if isinstance(n, ast.ClassDef) and n.name == "ModelNew")
+    kernels = "".join(example.splitlines(keepends=True)[:cls.lineno - 1]).rstrip()
+    future = [line for line in reference.splitlines(keepends=True) if line.startswith("from __future__")]  # first in a file
+    reference = "".join(line for line in reference.splitlines(keepends=True) if line not in future)
+    return ("".join(future) + f"# kbench: backend={backend}\n# the prompts' worked {backend} kernel (x * sigmoid(x) + y): adapt "
+            f"it to this problem and call it from forward\n{kernels}\n\n\n# the reference, renamed: correct, and no kernel of "
+            f"its own yet\n{reference}")
 
 
 def kbench(line: str, cell: str):

@@ -17,7 +17,8 @@ from .scoring.records import display_name, read_records
 from .batch.runner import RUNS_ROOT, new_run_id, run_batch
 
 REPO = Path(__file__).resolve().parent.parent
-BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cpp", "torch")}
+# the DSL backends (cute, tilelang) compile for CUDA GPUs only (kbench_lib/core/dsl_packages.py)
+BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cpp", "cute", "tilelang", "torch")}
 
 
 def runnable_backends(device: str) -> tuple[str, ...]:

@@ -21,9 +21,12 @@ def test_cpu_examples_are_correct(backend, fast_cpu_opts):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("backend", ["cuda", "triton"])
+@pytest.mark.parametrize("backend", ["cuda", "triton", "cute", "tilelang"])
 def test_gpu_examples_are_correct(backend):
+    from kbench_lib.core import dsl_packages
     from kbench_lib.judging.pipeline import JudgeOptions
 
+    if dsl_packages.is_dsl(backend) and not dsl_packages.installed(backend):
+        pytest.skip(f"{dsl_packages.PACKAGES[backend].distribution} is not installed (pip install 'kbench[dsl]')")
     v = _verdict(backend, JudgeOptions(device="cuda", timing_budget_s=0.5))
     assert v.correct and v.failure is None and not v.flags, v.message

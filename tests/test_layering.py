@@ -31,7 +31,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kbench_lib"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # what every layer uses: core (paths, provenance, seeding, tracebacks, CPU sets, parameters, build
-    # claims, candidates) and scoring (records, committed results, flags, metrics, protocols)
+    # claims, candidates, the kernel DSLs' packages and sources) and scoring (records, committed results,
+    # flags, metrics, protocols)
     ("foundation", ("kbench_lib.core", "kbench_lib.scoring")),
     # measuring, in the candidate's process and the judge's: compare, tensors, timing, profiling
     ("measure", ("kbench_lib.measure",)),

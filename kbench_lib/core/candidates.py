@@ -2,8 +2,11 @@
 
 Nothing here executes a candidate; it only reads its source (with ``ast``) to name its backend.
 Backends: ``cuda`` (CUDA C++ through ``torch.utils.cpp_extension.load_inline``), ``triton``
-(``@triton.jit``), ``cpp`` (C++ through ``load_inline``, CPU) and ``torch`` (plain PyTorch).
-A header comment ``# kbench: backend=<name>`` overrides the detection.
+(``@triton.jit``), ``cpp`` (C++ through ``load_inline``, CPU), ``cute`` (NVIDIA's CuTe DSL:
+``@cute.kernel``, ``@cute.jit``), ``tilelang`` (TileLang: ``@T.prim_func``, ``@tilelang.jit``) and
+``torch`` (plain PyTorch). A header comment ``# kbench: backend=<name>`` overrides the detection.
+A source that uses neither DSL's kernel machinery but imports one of them is that DSL's candidate
+(one that then defines no kernel is flagged ``no_custom_kernel``, :mod:`kbench_lib.judging.guards`).
 """
 from __future__ import annotations
 
@@ -13,7 +16,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-BACKENDS = ("cuda", "triton", "cpp", "torch")
+from . import dsl_source
+
+BACKENDS = ("cuda", "triton", "cpp", "cute", "tilelang", "torch")
+KERNEL_BACKENDS = ("cuda", "triton", "cpp", "cute", "tilelang")  # those whose candidates must write a kernel of their own
 _HEADER_RE = re.compile(r"^#\s*kbench:\s*backend\s*=\s*(\w+)", re.MULTILINE)
 
 
@@ -53,6 +59,9 @@ def detect_backend(source: str) -> str:
                 target = d.func if isinstance(d, ast.Call) else d
                 if isinstance(target, ast.Attribute) and target.attr in ("jit", "autotune") and isinstance(target.value, ast.Name) and target.value.id == "triton":
                     return "triton"
+    dsl = dsl_source.sniff(tree)
+    if dsl:
+        return dsl
     builds = list(_calls(tree, "load_inline")) + [c for c in _calls(tree, "load") if any(k.arg == "sources" for k in c.keywords)]
     for call in builds:
         if any(kw.arg == "cuda_sources" for kw in call.keywords) or len(call.args) >= 3:
@@ -61,7 +70,7 @@ def detect_backend(source: str) -> str:
             return "cuda"
     if builds:
         return "cpp"
-    return "torch"
+    return dsl_source.imported(tree) or "torch"
 
 
 def load_candidate(path: str | Path, backend: str | None = None) -> Candidate:

@@ -18,11 +18,13 @@ from ..suite.roofline import DEVICES, spec_for
 from ..measure.tensors import TOLERANCE
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-ASKABLE = ("cuda", "triton", "cpp", "torch")
+ASKABLE = ("cuda", "triton", "cpp", "cute", "tilelang", "torch")
 BACKEND_NAMES = {
     "cuda": "CUDA kernels",
     "triton": "Triton kernels",
     "cpp": "C++ functions for the CPU",
+    "cute": "CuTe DSL kernels",
+    "tilelang": "TileLang kernels",
     "torch": "PyTorch code",
 }
 BACKEND_RULES = {
@@ -32,6 +34,15 @@ BACKEND_RULES = {
     "triton": "- Write Triton kernels (`@triton.jit`) and launch them from `forward`; allocate outputs with PyTorch.",
     "cpp": "- Write C++ functions for the CPU and compile them with `torch.utils.cpp_extension.load_inline` "
            "(`cpp_sources` and `functions`; no CUDA).",
+    "cute": "- Write kernels in NVIDIA's CuTe DSL (`import cutlass`, `import cutlass.cute as cute`): a `@cute.kernel` "
+            "function launched from a `@cute.jit` host function. Compile once with `cute.compile` (at import, on tensors made "
+            "with `cutlass.cute.runtime.make_fake_compact_tensor` and dynamic sizes from `cute.sym_int`, or once per shape), "
+            "then call the compiled function from `forward` on tensors converted with `cutlass.cute.runtime.from_dlpack`; "
+            "allocate outputs with PyTorch and launch on the current CUDA stream.",
+    "tilelang": "- Write kernels in TileLang (`import tilelang`, `import tilelang.language as T`): a `@T.prim_func` with "
+                "`T.Tensor` arguments whose body opens `with T.Kernel(...)`, compiled once with `tilelang.compile` (at import, "
+                "with `T.dynamic` sizes, or once per shape) and called from `forward` on PyTorch tensors; allocate outputs with "
+                "PyTorch.",
     "torch": "- Use PyTorch operations only, no custom kernels: restructure, fuse or simplify the computation.",
 }
 PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}

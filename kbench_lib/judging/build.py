@@ -6,6 +6,12 @@ candidates do) or, for Triton, at its first launch. Each distinct candidate sour
 and the target architecture; a ``built.json`` marker written after a successful build lets the judge
 skip the build stage for a source it has built before. Triton's own cache is content-hashed and
 shared. CUDA code is compiled for the local GPU's architecture only (``TORCH_CUDA_ARCH_LIST``).
+
+The DSL backends (``cute``, ``tilelang``: :mod:`kbench_lib.core.dsl_packages`) compile from Python
+when the candidate runs: their build is the import and one ``ModelNew`` made in the sandbox (so a
+kernel that does not compile there is a ``compile_error``), their own on-disk kernel caches point
+into the candidate's entry (a kernel compiled in the build is loaded, not compiled again, by the
+run), and the entry's key holds the DSL's version (another version compiles again).
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from ..core import dsl_packages
 from ..core.candidates import Candidate
 from ..core.paths import cache_root
 
@@ -32,7 +39,10 @@ def local_arch(device: str) -> str | None:
 
 def build_key(candidate: Candidate, device: str) -> str:
     arch = local_arch(device) or "cpu"
-    material = "\0".join([candidate.sha, torch.__version__, arch, sys.version.split()[0]])
+    parts = [candidate.sha, torch.__version__, arch, sys.version.split()[0]]
+    if dsl_packages.is_dsl(candidate.backend):
+        parts.append(f"{candidate.backend} {dsl_packages.version(candidate.backend)}")
+    material = "\0".join(parts)
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
@@ -60,6 +70,9 @@ def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dic
         # otherwise be threads left running after the calls (the threads_started check)
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
     }
+    pkg = dsl_packages.PACKAGES.get(candidate.backend)
+    if pkg is not None:  # the DSL's own kernel cache, in the candidate's entry
+        env[pkg.cache_env] = str(build_dir(candidate, device) / pkg.cache_folder)
     arch = local_arch(device)
     if arch:
         env["TORCH_CUDA_ARCH_LIST"] = arch
@@ -93,7 +106,7 @@ def writable_dirs(candidate: Candidate, device: str) -> tuple[str, ...]:
 
 
 def needs_build(candidate: Candidate) -> bool:
-    return candidate.backend in ("cuda", "cpp")
+    return candidate.backend in ("cuda", "cpp") or dsl_packages.is_dsl(candidate.backend)
 
 
 def is_built(candidate: Candidate, device: str) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..isolation import sandbox
 from . import build
+from ..core import dsl_packages
 from ..core.build_claim import BuildClaim
 from ..core.candidates import Candidate
 from ..isolation.idle import IDLE_CPU_S
@@ -36,7 +37,12 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     """The build stage alone: import the candidate in an isolated process so that its extensions
     compile into the cache; with ``problem_path`` (or the job already in ``workdir``), one model is
     made too, so that extensions its ``__init__`` compiles are cached as well. A source built before
-    is not built again."""
+    is not built again. A DSL backend whose package is missing here (or a device it cannot compile
+    for) fails at once, in one line, and is not remembered as the source's failure: installing the
+    extra mends it."""
+    why = dsl_packages.unavailable(candidate.backend, device)
+    if why:
+        return BuildResult(failure="compile_error", message=why)
     if build.is_built(candidate, device):
         return BuildResult(cached=True)
     known = build.build_failure(candidate, device)
@@ -48,7 +54,7 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
         (wd / "candidate.py").write_text(candidate.source)
         if not (wd / "job.json").exists():
             job = {"device": build.worker_device(device), "precision": opts.precision, "task": "forward", "candidate_path": str(wd / "candidate.py"), "cases": [],
-                   "problem_path": str(problem_path) if problem_path else None}
+                   "problem_path": str(problem_path) if problem_path else None, "backend": candidate.backend}
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
         with BuildClaim(build.build_dir(candidate, device)) as claim:  # a lock file a killed build left is cleared first

@@ -11,6 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ..core import dsl_source
+from ..core.candidates import KERNEL_BACKENDS
+
 # modules whose use in a kernel candidate has no legitimate purpose here
 SUSPECT_MODULES = {
     "gc": "introspects live objects (harness tampering)",
@@ -31,7 +34,7 @@ SUSPECT_MODULES = {
     "mmap": "shared memory with other processes",
     "sysconfig": "interpreter internals",
 }
-PATCHABLE_ROOTS = {"torch", "time", "F", "nn", "np", "numpy", "os", "sys", "builtins", "triton", "math"}
+PATCHABLE_ROOTS = {"torch", "time", "F", "nn", "np", "numpy", "os", "sys", "builtins", "triton", "math", "cutlass", "tilelang"}
 SUSPECT_ATTRS = {
     "_getframe": "reads the caller's frames",
     "f_back": "reads the caller's frames",
@@ -74,7 +77,7 @@ class Policy:
     """Which checks run. All on by default (strict)."""
 
     static: bool = True
-    custom_kernel_required: bool = True  # cuda/cpp/triton candidates must define or load a kernel
+    custom_kernel_required: bool = True  # cuda/cpp/triton/cute/tilelang candidates must define or load a kernel
     speed_of_light: bool = True
     sol_margin: float = 0.9  # flag a time below margin * sol_ms (roofline estimates are not exact)
     min_custom_share: float = 0.01  # GPU: own kernels under this share of device time did no real work
@@ -124,6 +127,11 @@ def _is_setting(path: str, value: ast.AST | None, defined: set) -> bool:
 
 
 def _has_custom_kernel(tree: ast.AST, backend: str) -> bool:
+    """Whether the source defines or loads a kernel: a JIT extension build (any backend), a
+    ``@triton.jit`` function (triton), a kernel of the candidate's DSL (cute, tilelang:
+    :func:`kbench_lib.core.dsl_source.defines_kernel`; calling torch from a DSL's host code is not one)."""
+    if backend in dsl_source.KERNEL_WORDS and dsl_source.defines_kernel(tree, backend):
+        return True
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
@@ -210,7 +218,8 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
                     add("changes_settings", f"setattr on {path} (a process-wide setting the judge owns and resets)")
                 else:
                     add("patches_library", f"{f.id} on {_dotted(node.args[0]) or 'a library object'}")
-            if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__"):
+            # a name a library import bound (``from cutlass.cute import compile``) is that library's, not the builtin
+            if isinstance(f, ast.Name) and f.id in ("exec", "eval", "compile", "__import__") and f.id not in aliases:
                 add("dynamic_code", f"calls {f.id}() (code the judge cannot read)")
             if isinstance(f, ast.Name) and f.id in ("globals", "vars", "locals"):
                 add("introspection", f"calls {f.id}()")
@@ -229,8 +238,8 @@ def static_flags(source: str, backend: str, policy: Policy | None = None) -> lis
             add("environment_access", f"uses {_dotted(node) or '.' + node.attr} (reads or writes the process environment)")
         elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRS:
             add("introspection", f"uses .{node.attr} ({SUSPECT_ATTRS[node.attr]})")
-    if policy.custom_kernel_required and backend in ("cuda", "cpp", "triton") and not _has_custom_kernel(tree, backend):
-        add("no_custom_kernel", f"a {backend} candidate that neither defines nor loads a kernel")
+    if policy.custom_kernel_required and backend in KERNEL_BACKENDS and not _has_custom_kernel(tree, backend):
+        add("no_custom_kernel", f"a {backend} candidate that {dsl_source.KERNEL_WORDS.get(backend, 'neither defines nor loads a kernel')}")
     return flags
 
 

@@ -29,6 +29,7 @@ from ..scoring.metrics import times_a_kernel
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
 from ..measure import device_arena, host_speed
+from ..core import dsl_packages
 from ..core.build_claim import BuildClaim
 from ..core.candidates import Candidate
 from .prepared import PreparedProblem, prepare
@@ -94,6 +95,7 @@ def _write_job(workdir: Path, prep: PreparedProblem, candidate: Candidate, opts:
         "problem_path": str(prep.problem.path),
         "problem_level": prep.problem.level,
         "candidate_path": str(workdir / "candidate.py"),
+        "backend": candidate.backend,  # a DSL's package is imported before the candidate (worker.start._import_backend)
         "cases": prep.job_cases(),
         "poison_bytes": poison,
         "profile": opts.guards,
@@ -224,6 +226,12 @@ class Judgement:
             _fail(v, "load_error", syntax)
             return
         device = prep.device
+        unbuildable = dsl_packages.unavailable(candidate.backend, device)
+        if unbuildable:  # a DSL not installed here (the extra named), or no GPU to compile for: one line, no worker
+            _fail(v, "compile_error", unbuildable)
+            return
+        if dsl_packages.described(candidate.backend):
+            v.notes.append(f"the {candidate.backend} backend's package here: {dsl_packages.described(candidate.backend)}")
         self.wd.mkdir(parents=True, exist_ok=True)
         _write_job(self.wd, prep, candidate, opts)
         self._out = _OutDir(self.wd)  # opened before any candidate code runs: a later swap of ``out`` is never followed

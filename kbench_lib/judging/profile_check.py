@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import reference_store
 from ..measure import profiling
-from ..core.candidates import Candidate
+from ..core.candidates import KERNEL_BACKENDS, Candidate
 from .prepared import PreparedProblem
 from .verdict import JudgeOptions, Verdict
 from ..scoring import protocols
@@ -91,7 +91,7 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
         return
     same = profiling.passthrough(ref["ops"], cand["ops"])
     share = v.custom_kernel_share
-    if candidate.backend in ("cuda", "triton", "cpp") and share is not None and share < opts.policy.min_custom_share and not same:
+    if candidate.backend in KERNEL_BACKENDS and share is not None and share < opts.policy.min_custom_share and not same:
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
     if same:
         v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")

@@ -65,7 +65,7 @@ FLAGS: dict[str, Flag] = {
     "suspect_import": Flag("hazard", "static: suspect import", "imports a module with no use in a kernel (threads, processes, network, raw memory)"),
     "context_lost": Flag("hazard", _UNCHECKED, "another configuration's failure left the CUDA context unusable: the run stopped before its profile and timed calls"),
     # shortcut: right and safe, not the custom work asked for
-    "no_custom_kernel": Flag("shortcut", _PASSTHROUGH, "a cuda, cpp or triton candidate that neither defines nor loads a kernel"),
+    "no_custom_kernel": Flag("shortcut", _PASSTHROUGH, "a cuda, cpp, triton, cute or tilelang candidate that neither defines nor loads a kernel"),
     "library_passthrough": Flag("shortcut", _PASSTHROUGH, "the forward ran all of the reference's compute ops itself"),
     "library_does_the_work": Flag("shortcut", _PASSTHROUGH, "the candidate's own kernels took a negligible share of its device time"),
     "degenerate_task": Flag("shortcut", "#6 degenerate task", "the task's output is (nearly) constant: zeros or a constant pass it"),

@@ -3,13 +3,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import traceback
 
 import torch
 
+from ...core import dsl_packages
+
 _write = os.write
 _dumps = json.dumps
 MAX_TRACE = 4000
+# the candidate's backend, from its job: a DSL's compile errors are compile errors wherever they
+# are raised (at import or in the first call), and its failures name the DSL's installed version
+_BACKEND: list = [None]
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours some compilers put in their messages (CuTe DSL's)
 
 
 class Channel:
@@ -42,14 +49,17 @@ def channel() -> Channel:
 
 
 def _trace(e: BaseException) -> str:
-    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    return text[-MAX_TRACE:]
+    text = _ANSI.sub("", "".join(traceback.format_exception(type(e), e, e.__traceback__)))[-MAX_TRACE:]
+    package = dsl_packages.described(_BACKEND[0] or "")
+    # which version of the DSL judged it: an API the candidate uses that this version lacks, or changed
+    return f"{text.rstrip()}\n(the {_BACKEND[0]} backend's package here: {package})" if package else text
 
 
 def _is_build_error(e: BaseException) -> bool:
     text = f"{type(e).__name__}: {e}"
     markers = ("Error building extension", "ninja: build stopped", "CalledProcessError", "error: command", "CompilationError")
-    return any(m in text for m in markers) or type(e).__name__ in ("CalledProcessError", "CompilationError")
+    return (any(m in text for m in markers) or type(e).__name__ in ("CalledProcessError", "CompilationError")
+            or dsl_packages.raised_compiling(e, _BACKEND[0] or ""))
 
 
 def _failure_of(e: BaseException) -> str:
@@ -57,6 +67,8 @@ def _failure_of(e: BaseException) -> str:
         return "oom"
     if isinstance(e, MemoryError):
         return "oom"
+    if dsl_packages.raised_compiling(e, _BACKEND[0] or ""):  # a DSL kernel compiled at its first call
+        return "compile_error"
     return "runtime_error"
 
 

@@ -20,9 +20,9 @@ from .checks import _check_configs, _model_maker, _settings_watch, _STOPPED
 from . import extension_cache
 from .drawing import _draw_cases, _drawing_state, _TimedDraws
 from .probes import _settings, _start_runtime_threads, _threads
-from .report import Channel, _failure_of, _is_build_error, _LoadError, _trace, channel
+from .report import _BACKEND, Channel, _failure_of, _is_build_error, _LoadError, _trace, channel
 from .results import _ARENA
-from .start import _await_gate, _open_out_folder, _prepare_device, _read_job, _take_gate, _warm_imports
+from .start import _await_gate, _import_backend, _open_out_folder, _prepare_device, _read_job, _take_gate, _warm_imports
 from .tamper import _harness_objects, _leftover_flags
 from .timed import _profile, _time, timing_groups
 from ...suite.problems import model_name
@@ -45,6 +45,7 @@ def run(mode: str, jobdir: str) -> int:
     chan = channel()
     gate = _take_gate()
     job, device, backward, dtype = _read_job(jobdir, mode)
+    _BACKEND[0] = job.get("backend")  # how its failures read (report._failure_of, report._trace)
     _prepare_device(device)
     t_arena = _monotonic()
     _ARENA[:] = [device_arena.attach_from_env(device)]  # mapped (its descriptor closed) before any candidate code
@@ -57,6 +58,7 @@ def run(mode: str, jobdir: str) -> int:
     t_drawn = _monotonic()
     if mode == "run":
         _warm_imports()
+    backend_failed = _import_backend(job.get("backend"))  # a DSL's package, before the snapshots below
     drawing = _drawing_state(loaded)  # what drawing the timed sets later relies on, as it is now
     if mode == "run":  # a timed set's fingerprints come when it is drawn (timed_inputs)
         chan.send(event="inputs", cases=[{"inputs": c["fingerprints"], "state": c["state_sums"]} for c in loaded])
@@ -76,7 +78,7 @@ def run(mode: str, jobdir: str) -> int:
     if _ARENA[0] is not None:  # outputs go to the judge's device arena (its mapping took this long)
         parts["arena"] = t_context - t_arena
     chan.send(event="stage", stage="build" if mode == "build" else "load", parts={k: round(v, 4) for k, v in parts.items()})
-    ModelNew = _load_candidate(job, mode, chan)
+    ModelNew = _load_candidate(job, mode, chan, backend_failed)
     if ModelNew is None:
         return 0
 
@@ -140,10 +142,14 @@ def _construct_once(module, job: dict) -> None:
         pass
 
 
-def _load_candidate(job: dict, mode: str, chan: Channel) -> type | None:
+def _load_candidate(job: dict, mode: str, chan: Channel, backend_failed: str | None = None) -> type | None:
     """Imports the candidate; its ``ModelNew`` class in run mode. None where the import failed (a
     ``load_error`` or ``compile_error`` reported), in build mode (``built`` reported), or where it
-    defines no ``ModelNew(nn.Module)``."""
+    defines no ``ModelNew(nn.Module)``. ``backend_failed``: why the backend's DSL package did not
+    import (:func:`.start._import_backend`): the candidate is not imported, a ``compile_error``."""
+    if backend_failed:
+        chan.send(event="failure", failure="compile_error", message=backend_failed)
+        return None
     try:
         module = import_candidate(job["candidate_path"])
     except SyntaxError as e:

@@ -1,5 +1,6 @@
 """Before the candidate exists: the job read (and its file removed), the device and its context
-made ready, the judge's gate, the out folder opened, the modules a forked worker has already."""
+made ready, the judge's gate, the out folder opened, the modules a forked worker has already, and a
+DSL backend's package."""
 from __future__ import annotations
 
 import importlib
@@ -9,6 +10,7 @@ import sys
 
 import torch
 
+from ...core import dsl_packages
 from ...measure import timing
 from ...measure.tensors import dtype_of
 from ...suite.reference import set_flags
@@ -97,3 +99,26 @@ def _warm_imports() -> None:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - an optional package missing here (triton on a CPU machine)
                 pass
+
+
+def _import_backend(backend: str | None) -> str | None:
+    """A DSL backend's package (:mod:`kbench_lib.core.dsl_packages`) imported before the harness's
+    snapshots and the candidate: what its import does to the process (an exception hook, torch
+    integrations, modules of its own) is the harness's starting state, not the candidate's doing,
+    which the checks around each timed draw and after the calls would otherwise read as tampering.
+    The failure in one line (a ``compile_error``'s message) where it does not import; None where it
+    does, or the backend is not a DSL."""
+    pkg = dsl_packages.PACKAGES.get(backend or "")
+    if pkg is None:
+        return None
+    try:
+        for name in pkg.modules:
+            importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] == pkg.modules[0]:
+            return dsl_packages.missing_message(pkg.backend)
+        return f"the {pkg.backend} backend's package ({dsl_packages.described(pkg.backend)}) failed to import: {type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a broken or mismatched install raises anything
+        first = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
+        return f"the {pkg.backend} backend's package ({dsl_packages.described(pkg.backend)}) failed to import: {type(e).__name__}: {first}"
+    return None
