@@ -11,6 +11,7 @@ from .judging.pipeline import JudgeOptions
 from .measure.trials import BUDGET_S
 from .generation.models import get_model, is_control
 from .suite.problems import Problem, discover_with_errors
+from .core import dsl_packages
 from .core.provenance import resolve_device
 from .core.provenance import slug as device_slug_of
 from .scoring.records import display_name, read_records
@@ -22,7 +23,16 @@ BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cp
 
 
 def runnable_backends(device: str) -> tuple[str, ...]:
-    return BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
+    """The backends ``device`` can judge here: a DSL backend only where its package is installed
+    (the ``dsl`` extra)."""
+    return tuple(b for b in BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
+                 if not dsl_packages.is_dsl(b) or dsl_packages.installed(b))
+
+
+def _why_skipped(backend: str, device: str) -> str:
+    if backend in BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"] and dsl_packages.is_dsl(backend):
+        return f"needs {dsl_packages.INSTALL}"
+    return f"cannot run on {device}"
 
 
 def plan(problems_dir, model: str, device: str, levels=None, limit: int | None = None) -> tuple[list[Problem], list[tuple[str, str]]]:
@@ -88,10 +98,10 @@ def evaluate(
                         compile_baseline=compile_baseline, time_variants=time_variants, protocol=protocols.check(protocol))
     for model, limit in models.items():
         chosen, skipped = plan(problems_dir, model, device, levels, limit)
-        if skipped:
-            kinds = ", ".join(sorted({b for _, b in skipped}))
-            print(f"{model}: {len(skipped)} candidate(s) skipped, their backend ({kinds}) cannot run on {device}: "
-                  + ", ".join(k for k, _ in skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
+        for backend in sorted({b for _, b in skipped}):
+            keys = [k for k, b in skipped if b == backend]
+            print(f"{model}: {len(keys)} {backend} candidate(s) skipped, their backend {_why_skipped(backend, device)}: "
+                  + ", ".join(keys[:8]) + (" ..." if len(keys) > 8 else ""))
         run_batch(chosen, model, run_id=run_id, runs_root=root, opts=opts, backends=runnable_backends(device), ray=ray)
     return run_id, read_records(root, run_id)
 

@@ -309,3 +309,17 @@ def test_a_kernel_that_faults_is_contained_and_the_next_runs(backend, gpu_opts):
     assert not v.correct and v.failure in ("runtime_error", "crash"), (v.failure, v.message)
     ok = judge(_problem("51_ReLU"), load_candidate(SOLUTIONS / f"51_ReLU__{backend}.py"), gpu_opts)
     assert ok.correct and ok.flags == [], (ok.failure, ok.message, ok.flags)
+
+
+def test_a_notebook_batch_skips_dsl_solutions_without_the_extra_and_says_why(monkeypatch):
+    from kbench_lib import workflows
+    from kbench_lib.core import dsl_packages
+
+    monkeypatch.setattr(dsl_packages, "installed", lambda backend: False)
+    assert "cute" not in workflows.runnable_backends("cuda") and "tilelang" not in workflows.runnable_backends("cuda")
+    chosen, skipped = workflows.plan(None, "reference", "cuda", levels=["level1"])
+    assert ("level1/51_ReLU", "cute") in skipped and ("level1/51_ReLU", "tilelang") in skipped
+    assert "kbench[dsl]" in workflows._why_skipped("cute", "cuda")
+    assert workflows._why_skipped("cuda", "cpu") == "cannot run on cpu"
+    monkeypatch.setattr(dsl_packages, "installed", lambda backend: True)
+    assert {"cute", "tilelang"} <= set(workflows.runnable_backends("cuda"))
