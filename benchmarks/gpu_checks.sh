@@ -3,7 +3,10 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults|audit|backends]
+#   (audit: CUDA-L1's release (CORPUS=<its json>) at the CLI's defaults from an empty build cache, tasks 1 to
+#    AUDIT_TASKS (default 12) of each level; its summary row carries kernels and wall_s)
+#   (backends: the reference solutions of benchmarks/backends.py's problems in every backend, the dsl extra installed)
 #   (defaults: the eager control over LEVELS (default level2) at the CLI's defaults, then three prebuilt
 #    candidates as one command, through the judge service with SERVE=auto (the default) or without, SERVE=off)
 #   (solutions: TIME_VARIANTS=1 also times every variant, records' variant_speedups)
@@ -84,6 +87,25 @@ if [[ $what == defaults ]]; then
   done
   timeout "${START_TIMEOUT:-200}" python3 benchmarks/batch_start.py --device cuda --repeat 3 --serve "${SERVE:-auto}" \
     --out "$OUT/batch-start.json" 2>&1 | tail -3
+fi
+if [[ $what == audit ]]; then
+  rm -rf /tmp/kbench-cache-audit /tmp/runs-audit
+  filters=(); for l in 1 2 3; do for t in $(seq 1 "${AUDIT_TASKS:-12}"); do filters+=("level$l/${t}_"); done; done
+  start=$(date +%s)
+  KBENCH_CACHE=/tmp/kbench-cache-audit timeout -s INT -k 20 "${AUDIT_TIMEOUT:-500}" python3 -m kbench_lib.cli audit "cuda-l1:${CORPUS:-.corpora/h100.json}" \
+    --device cuda --run-id audit-defaults --runs-root /tmp/runs-audit --out-dir "$OUT/audit" --figures-dir /tmp/audit-figures --quiet \
+    --filter "${filters[@]}" 2>&1 | tail -6
+  echo "audit exit status ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
+  python3 - "$OUT" <<'PY'
+import sys
+from kbench_lib.scoring.records import read_records, save_records
+df = read_records("/tmp/runs-audit", "audit-defaults"); save_records(df, f"{sys.argv[1]}/audit-defaults-records.parquet")
+print(len(df), "records; judge_s median", round(df["judge_s"].median(), 2), "max", round(df["judge_s"].max(), 2),
+      "; build_s median", round(df["build_s"].median(), 1), "max", round(df["build_s"].max(), 1))
+PY
+fi
+if [[ $what == backends ]]; then
+  timeout "${BACKENDS_TIMEOUT:-300}" python3 benchmarks/backends.py --device cuda --out "$OUT/backends.json" 2>&1 | tail -14
 fi
 if [[ $what == lint ]]; then
   # LINT_PATH=problems/level1 (say) lints one level per call; a run cut short by LINT_TIMEOUT says so
