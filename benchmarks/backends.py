@@ -41,8 +41,8 @@ def rows_of(df) -> list[dict]:
         out.append({"backend": r["backend"], "problem": r["problem"], "correct": bool(r["correct"]),
                     "trusted": bool(trusted(r["correct"], flags)), "flags": flags,
                     "speedup_eager": _number(r["speedup_eager"]), "runtime_ms": _number(r["runtime_ms"]),
-                    "baseline_eager_ms": _number(r["baseline_eager_ms"]), "failure": r["failure"] or None,
-                    "message": (r["message"] or "")[:400] or None, "device_name": r["device_name"]})
+                    "baseline_eager_ms": _number(r["baseline_eager_ms"]), "failure": r["failure"] if isinstance(r["failure"], str) else None,
+                    "message": r["message"][:400] if isinstance(r["message"], str) and r["message"] else None, "device_name": r["device_name"]})
     return out
 
 
