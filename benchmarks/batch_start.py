@@ -6,9 +6,9 @@ candidates prebuilt, as a user's second batch finds them).
 
     python benchmarks/batch_start.py --device cuda --repeat 3 [--serve auto] --out results/benchmarks/<device>/batch-start-<date>.json
 
-``--serve auto``: the commands run in the judge service (docs/SERVICE.md), which the cold batch
-starts and the warm ones find; it is stopped at the end. ``off`` (the default): each command in its
-own process, as a command runs where no service runs.
+``--serve auto`` (the CLI's default): the commands run in the judge service (docs/SERVICE.md), which
+the cold batch starts and the warm ones find; it is stopped at the end. ``off``: each command in its
+own process, as with ``KBENCH_SERVE=off``.
 
 Each row: ``batch``, ``options`` ("defaults"), ``serve``, ``wall_s`` (the process, start to exit),
 ``first_verdict_s`` (the process's start to its first record), ``judge_s`` and ``queue_s`` per
@@ -100,7 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--repeat", type=int, default=3, help="warm batches after the cold one")
-    ap.add_argument("--serve", choices=["off", "auto"], default="off", help="KBENCH_SERVE for the batches (docs/SERVICE.md)")
+    ap.add_argument("--serve", choices=["off", "auto"], default="auto", help="KBENCH_SERVE for the batches (docs/SERVICE.md)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kbench-batch-start-"))

@@ -1,5 +1,6 @@
 """The judge service (kbench_lib.service, docs/SERVICE.md): a command handed to it leaves the records
-it would leave in its own process; by default a command uses a running service and starts none; Ctrl-C ends the command, not the service; a service that dies
+it would leave in its own process; by default a command starts the service where none runs and later ones use it
+(``use``: a running one only, none started); Ctrl-C ends the command, not the service; a service that dies
 mid-command ends the command with one line and status 4; an idle service ends by itself; an
 argument error is reported before any service starts. Each test has its own service folder, cache
 and runs folder, so that its service is its own."""
@@ -145,8 +146,23 @@ def test_a_service_folder_another_user_may_write_is_refused(tmp_path, monkeypatc
         keys.service_dir()
 
 
-def test_by_default_a_command_uses_a_running_service_and_starts_none(env):
-    use = {k: v for k, v in env.items() if k != "KBENCH_SERVE"}
+def test_by_default_a_command_starts_a_service_and_later_ones_use_it(env):
+    default = {k: v for k, v in env.items() if k != "KBENCH_SERVE"}
+    first = subprocess.run(_kbench(*RUN, "--filter", "19_", "--run-id", "first"), env=default, cwd=REPO, capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "started the judge service" in first.stderr  # the user is told a process stays behind, and how to end it
+    assert _status(default)["served"] == 1
+    again = subprocess.run(_kbench(*RUN, "--filter", "19_", "--run-id", "again"), env=default, cwd=REPO, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "started the judge service" not in again.stderr
+    assert _status(default)["served"] == 2
+    assert len(_records(default, "again")) == 1
+
+
+def test_use_runs_a_command_in_a_running_service_and_starts_none(env):
+    use = {**env, "KBENCH_SERVE": "use"}
     alone = subprocess.run(_kbench(*RUN, "--filter", "19_", "--run-id", "own"), env=use, cwd=REPO, capture_output=True, text=True,
                            timeout=600)
     assert alone.returncode == 0, alone.stderr

@@ -2,10 +2,10 @@
 service of its key (:mod:`.key`), starting one where none runs, relays what the service writes
 and returns the command's exit status.
 
-``KBENCH_SERVE`` chooses: unset, a command uses the service of its key where one runs (``kbench
-serve`` started it) and runs in its own process otherwise; ``auto``, a command starts the service
-where none runs (it then stays for later commands until idle, :data:`.daemon.DEFAULT_IDLE_S`);
-``off``, every command runs in its own process. A service that cannot be reached or started in
+``KBENCH_SERVE`` chooses: unset or ``auto``, a command starts the service of its key where none
+runs (it says so in one line; the service then stays for later commands until idle,
+:data:`.daemon.DEFAULT_IDLE_S`); ``use``, a command uses a running service and otherwise runs in
+its own process; ``off``, every command runs in its own process. A service that cannot be reached or started in
 :data:`START_WAIT_S` leaves the command to run in its own process, with one line saying so. A
 service that ends while it runs a command (a crash of the judge itself) ends the command with
 exit status 4 and one line: the verdicts it recorded are kept, and the same ``--run-id`` goes on.
@@ -19,6 +19,7 @@ import sys
 import time
 
 from . import key as keys
+from .daemon import DEFAULT_IDLE_S
 from .wire import Lines, send
 
 MODE_ENV = "KBENCH_SERVE"
@@ -27,11 +28,11 @@ LOST = 4
 
 
 def mode() -> str:
-    """``use`` (the default), ``auto`` or ``off``, from ``KBENCH_SERVE``."""
+    """``auto`` (the default), ``use`` or ``off``, from ``KBENCH_SERVE``."""
     value = os.environ.get(MODE_ENV, "").strip().lower()
     if value in ("off", "0", "no", "false"):
         return "off"
-    return "auto" if value in ("auto", "1", "yes", "true", "on") else "use"
+    return "use" if value == "use" else "auto"
 
 
 def connect(key: str, timeout_s: float = 0.0) -> socket.socket | None:
@@ -81,6 +82,10 @@ def forward(argv: list[str], prog: str = "kbench") -> int | None:
                 return None
             proc = start(key)
             sock = _wait_for(key, proc)
+            if sock is not None and proc.poll() is None:  # this command started it (not another that won the key)
+                print(f"{prog}: started the judge service (pid {proc.pid}); it keeps torch and the fork servers warm for "
+                      f"later commands until idle for {DEFAULT_IDLE_S / 60:g} min (kbench serve --stop ends it; "
+                      f"KBENCH_SERVE=off judges in the command's own process)", file=sys.stderr, flush=True)
     except OSError as e:  # no private folder for the socket, no process to start: this process runs it
         print(f"{prog}: the judge service is not available ({e}); judging in this process", file=sys.stderr)
         return None
