@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -54,7 +55,8 @@ def main() -> None:
     runs = Path(tempfile.mkdtemp(prefix="kbench-backends-"))
     cmd = [sys.executable, "-m", "kbench_lib.cli", "run", str(REPO / "problems"), "--model", "reference",
            "--device", a.device, "--filter", *PROBLEMS, "--run-id", "backends", "--runs-root", str(runs), "--quiet"]
-    done = subprocess.run(cmd, cwd=REPO)
+    # one command in its own process: nothing for a judge service to keep warm, and none left behind
+    done = subprocess.run(cmd, cwd=REPO, env={**os.environ, "KBENCH_SERVE": "off"})
     rows = rows_of(read_records(str(runs), "backends"))
     command = "kbench run problems --model reference --device " + a.device + " --filter " + " ".join(PROBLEMS)
     for row in rows:

@@ -14,6 +14,9 @@
 #    selection took over 470 s on the H100 on 2026-11-25, the adversarial file about 250 s of it)
 set -u
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 KBENCH_CACHE=/tmp/kbench-cache
+# each step's kbench commands in their own processes, so no judge service outlives its step (batch_start.py
+# sets its own, SERVE below; docs/SERVICE.md)
+export KBENCH_SERVE=${KBENCH_SERVE:-off}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 python3 - <<'PY'
