@@ -5,10 +5,11 @@ and returns the command's exit status.
 ``KBENCH_SERVE`` chooses: unset or ``auto``, a command starts the service of its key where none
 runs (it says so in one line; the service then stays for later commands until idle,
 :data:`.daemon.DEFAULT_IDLE_S`); ``use``, a command uses a running service and otherwise runs in
-its own process; ``off``, every command runs in its own process. A service that cannot be reached or started in
-:data:`START_WAIT_S` leaves the command to run in its own process, with one line saying so. A
-service that ends while it runs a command (a crash of the judge itself) ends the command with
-exit status 4 and one line: the verdicts it recorded are kept, and the same ``--run-id`` goes on.
+its own process; ``off``, every command runs in its own process. A service that cannot be reached
+or started in :data:`START_WAIT_S` leaves the command to run in its own process, with one line
+saying so. A service that ends while it runs a command (a crash of the judge itself) ends the
+command with exit status 4 and one line: the verdicts it recorded are kept, and the same
+``--run-id`` goes on.
 """
 from __future__ import annotations
 
