@@ -104,9 +104,12 @@ def test_kbench_run_says_why_the_eager_control_has_no_trusted_verdict(fixtures, 
 def test_candidates_a_device_cannot_run_are_listed_as_skipped():
     from kbench_lib.workflows import unrunnable
 
+    from kbench_lib.core import dsl_packages
+
     cpu = unrunnable(None, "reference", "cpu")
     assert cpu and {b for _, b in cpu} == {"cuda", "cute", "tilelang"}  # the GPU solutions, on a machine without a GPU
-    assert unrunnable(None, "reference", "cuda") == []
+    missing = {b for b in dsl_packages.DSL_BACKENDS if not dsl_packages.installed(b)}  # the dsl extra is optional
+    assert {b for _, b in unrunnable(None, "reference", "cuda")} == missing  # on a GPU: only DSL solutions without their package
 
 
 def test_one_problems_samples_spread_over_two_judges_each_preparing_it_once(fixtures, tmp_path, monkeypatch):
