@@ -1,8 +1,11 @@
 """Torch's build lock left by a killed process (kbench_lib.core.build_claim): cleared before the next
 build or worker of the same source when no other process uses the folder, left alone while one
-does; an honest candidate whose first build was killed builds and passes the next time."""
+does; an honest candidate whose first build was killed builds and passes the next time; a build
+beside another of the same source waits for its result or for the folder alone, so that a build
+hanging idle is ended for it on both sides."""
 import os
 import threading
+import time
 
 from kbench_lib.judging import build
 from kbench_lib.core.build_claim import BuildClaim
@@ -72,3 +75,59 @@ def test_an_honest_candidate_whose_build_was_killed_builds_and_passes_the_next_t
     fast_cpu_opts.idle_timeout_s = 5
     v = judge(scale_add_relu, c, fast_cpu_opts)
     assert v.correct and v.failure is None, v.message
+
+
+def test_a_claim_beside_another_waits_until_it_is_alone_or_the_other_is_settled(tmp_path):
+    first = BuildClaim(tmp_path)
+    second = BuildClaim(tmp_path)
+    assert first.alone and not second.alone
+    threading.Timer(0.5, first.release).start()
+    t0 = time.monotonic()
+    assert second.wait_alone(lambda: False, timeout_s=30) and second.alone
+    assert time.monotonic() - t0 < 20
+    third = BuildClaim(tmp_path)  # beside the second, which now builds alone
+    settled = threading.Event()
+    threading.Timer(0.3, settled.set).start()
+    assert not third.wait_alone(settled.is_set, timeout_s=30) and not third.alone  # the other's result came first
+    assert not BuildClaim(tmp_path).wait_alone(lambda: False, timeout_s=0.5)  # in time, neither: built beside it as before
+    for c in (second, third):
+        c.release()
+
+
+def test_two_waiting_claims_never_hold_each_other_off(tmp_path):
+    first = BuildClaim(tmp_path)
+    waiters = [BuildClaim(tmp_path) for _ in range(2)]
+    alone = []
+
+    def wait(c):
+        if c.wait_alone(lambda: False, timeout_s=60):
+            alone.append(c)
+            time.sleep(0.3)
+            c.release()  # its build done: the other waiter's turn
+
+    threads = [threading.Thread(target=wait, args=(c,)) for c in waiters]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    first.release()
+    for t in threads:
+        t.join(60)
+    assert sorted(map(id, alone)) == sorted(map(id, waiters))
+
+
+def test_two_builds_of_a_source_that_hangs_idle_are_both_ended_for_it(fixtures, tmp_path, monkeypatch):
+    """Two samples of one source built at once (two GPUs, two Ray nodes): the second used to build
+    beside the first without the idle limit and ran to its whole build limit."""
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    c = Candidate(source=(fixtures / "bad_candidates" / "build_hang.py").read_text(), backend="cpp")
+    opts = JudgeOptions(device="cpu", build_timeout_s=240, idle_timeout_s=3)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(build_candidate(c, "cpu", opts))) for _ in range(2)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+        time.sleep(0.5)
+    for t in threads:
+        t.join(240)
+    assert len(results) == 2 and time.monotonic() - t0 < 120
+    assert all(r.failure == "compile_error" and "sat idle" in r.message for r in results), [r.message for r in results]

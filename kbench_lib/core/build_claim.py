@@ -14,12 +14,20 @@ process of its may take that lock: a build, or a worker of a compiled candidate.
 one, it tries the claim exclusively: if that succeeds no process of any judge is using the folder,
 and a lock file there can only be a dead process's, so it is removed. An ``flock`` is released by
 the kernel when its holder dies, so a killed judge never leaves a claim behind.
+
+A build that finds another judge's process in the folder (two samples of one source, judged at
+once on two GPUs or two Ray nodes) waits (:meth:`BuildClaim.wait_alone`) until that build has a
+result, which it then takes, or until the folder is its own: a build alone may be ended for
+sitting idle, while one beside another may be waiting on the other's lock and may not. Before, it
+built beside the other without the idle limit, and a build that hangs idle ran to its whole limit.
 """
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
+from typing import Callable
 
 CLAIM_FILE = ".kbench-claim"
 TORCH_LOCK = "lock"  # torch.utils.cpp_extension's FileBaton in each extension's build folder
@@ -33,21 +41,42 @@ class BuildClaim:
 
     def __init__(self, folder: Path):
         self._fd: int | None = None
+        self._folder = folder
         self.cleared: list[str] = []
         self.alone = False  # no other process of any judge used the folder when the claim was taken
         try:
             folder.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                pass  # another process of a judge uses the folder: its lock files may be live
-            else:
-                self.alone = True
-                self.cleared = _remove_torch_locks(folder)
+            self._try_alone()  # else another process of a judge uses the folder: its lock files may be live
             fcntl.flock(self._fd, fcntl.LOCK_SH)  # from exclusive, or waiting out another's brief exclusive hold
         except OSError:  # a file system without flock, a folder not ours: no claim, nothing cleared
             self.release()
+
+    def _try_alone(self) -> bool:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        self.alone = True
+        self.cleared = _remove_torch_locks(self._folder)
+        return True
+
+    def wait_alone(self, settled: Callable[[], bool], timeout_s: float, poll_s: float = 0.2) -> bool:
+        """For a claim that is not alone: its share given up meanwhile (two waiters never hold each
+        other off), waits until no other process uses the folder, or ``settled()`` (the other's
+        build has its result), or ``timeout_s``. True once alone: stale torch locks cleared, the
+        claim shared again. False otherwise, the claim shared again and not alone."""
+        if self._fd is None or self.alone:
+            return self.alone
+        deadline = time.monotonic() + timeout_s
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            while not self._try_alone() and not settled() and time.monotonic() < deadline:
+                time.sleep(poll_s)
+            fcntl.flock(self._fd, fcntl.LOCK_SH)
+        except OSError:
+            self.release()
+        return self.alone
 
     def release(self) -> None:
         if self._fd is not None:

@@ -32,6 +32,16 @@ class BuildResult:
     network_isolated: bool = False
 
 
+def _settled(candidate: Candidate, device: str) -> BuildResult | None:
+    """What an earlier build of this source left: built, or its failure; None where neither."""
+    if build.is_built(candidate, device):
+        return BuildResult(cached=True)
+    known = build.build_failure(candidate, device)
+    if known:
+        return BuildResult(failure=known["failure"], message=known.get("message", ""), log=known.get("log", ""), cached=True)
+    return None
+
+
 def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workdir: str | Path | None = None,
                     problem_path: str | Path | None = None) -> BuildResult:
     """The build stage alone: import the candidate in an isolated process so that its extensions
@@ -43,11 +53,9 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
     why = dsl_packages.unavailable(candidate.backend, device)
     if why:
         return BuildResult(failure="compile_error", message=why)
-    if build.is_built(candidate, device):
-        return BuildResult(cached=True)
-    known = build.build_failure(candidate, device)
-    if known:
-        return BuildResult(failure=known["failure"], message=known.get("message", ""), log=known.get("log", ""), cached=True)
+    settled = _settled(candidate, device)
+    if settled is not None:
+        return settled
     own = workdir is None
     wd = Path(tempfile.mkdtemp(prefix=f"kbench-build-{os.getpid()}-", dir=_job_parent())) if own else Path(workdir)
     try:
@@ -58,6 +66,12 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             (wd / "job.json").write_text(json.dumps(job))
         t0 = time.monotonic()
         with BuildClaim(build.build_dir(candidate, device)) as claim:  # a lock file a killed build left is cleared first
+            # another judge builds this source now: its result, or the folder alone once that build ends
+            if not claim.wait_alone(lambda: _settled(candidate, device) is not None, opts.build_timeout_s):
+                settled = _settled(candidate, device)
+                if settled is not None:
+                    settled.seconds = time.monotonic() - t0  # the wait for the other's build
+                    return settled
             # the idle limit too, where no other judge's build can hold torch's lock in the folder:
             # a build that uses no CPU then waits on nothing (a candidate that sleeps at import)
             res = sandbox.run_isolated(
