@@ -22,15 +22,18 @@ REPO = Path(__file__).resolve().parent.parent
 BACKENDS_ON = {"cpu": ("cpp", "triton", "torch"), "cuda": ("cuda", "triton", "cpp", "cute", "tilelang", "torch")}
 
 
+def _backends_on(device: str) -> tuple[str, ...]:
+    return BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
+
+
 def runnable_backends(device: str) -> tuple[str, ...]:
     """The backends ``device`` can judge here: a DSL backend only where its package is installed
     (the ``dsl`` extra)."""
-    return tuple(b for b in BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"]
-                 if not dsl_packages.is_dsl(b) or dsl_packages.installed(b))
+    return tuple(b for b in _backends_on(device) if not dsl_packages.is_dsl(b) or dsl_packages.installed(b))
 
 
 def _why_skipped(backend: str, device: str) -> str:
-    if backend in BACKENDS_ON["cuda" if device.startswith("cuda") else "cpu"] and dsl_packages.is_dsl(backend):
+    if backend in _backends_on(device) and dsl_packages.is_dsl(backend):
         return f"needs {dsl_packages.INSTALL}"
     return f"cannot run on {device}"
 

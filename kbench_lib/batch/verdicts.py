@@ -15,8 +15,6 @@ from ..suite.problems import Problem
 from ..core.provenance import device_name, environment
 from ..scoring.records import MAX_SOURCE_CHARS
 
-# where runs are written unless a caller names a folder: results/runs/ of the checkout, or
-
 
 def new_run_id(prefix: str = "run") -> str:
     return f"{prefix}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import dsl_source
 
 BACKENDS = ("cuda", "triton", "cpp", "cute", "tilelang", "torch")
-KERNEL_BACKENDS = ("cuda", "triton", "cpp", "cute", "tilelang")  # those whose candidates must write a kernel of their own
+KERNEL_BACKENDS = tuple(b for b in BACKENDS if b != "torch")  # those whose candidates must write a kernel of their own
 _HEADER_RE = re.compile(r"^#\s*kbench:\s*backend\s*=\s*(\w+)", re.MULTILINE)
 
 

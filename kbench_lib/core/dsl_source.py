@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-ROOTS = ("cutlass", "tilelang")
+BACKEND_OF_ROOT = {"cutlass": "cute", "tilelang": "tilelang"}  # a DSL's top-level package -> its backend
+ROOTS = tuple(BACKEND_OF_ROOT)
 CUTE_KERNEL = "cutlass.cute.kernel"
 CUTE_DECORATORS = (CUTE_KERNEL, "cutlass.cute.jit")
 TILELANG_DECORATORS = ("tilelang.language.prim_func", "tilelang.jit")
@@ -68,10 +69,9 @@ def imported(tree: ast.AST) -> str | None:
             tops = [(node.module or "").split(".")[0]]
         else:
             continue
-        if "cutlass" in tops:
-            return "cute"
-        if "tilelang" in tops:
-            return "tilelang"
+        for top in tops:
+            if top in BACKEND_OF_ROOT:
+                return BACKEND_OF_ROOT[top]
     return None
 
 
@@ -120,5 +120,5 @@ KERNEL_WORDS = {
     "tilelang": "defines no T.prim_func (or @tilelang.jit function) that opens a T.Kernel",
 }
 
-__all__ = ["CUTE_DECORATORS", "CUTE_KERNEL", "KERNEL_WORDS", "ROOTS", "TILELANG_DECORATORS", "TILELANG_KERNEL", "bound_names",
+__all__ = ["BACKEND_OF_ROOT", "CUTE_DECORATORS", "CUTE_KERNEL", "KERNEL_WORDS", "ROOTS", "TILELANG_DECORATORS", "TILELANG_KERNEL", "bound_names",
            "defines_kernel", "dotted", "imported", "sniff"]

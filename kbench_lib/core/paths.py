@@ -19,9 +19,8 @@ def with_package_importable(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-__all__ = ["cache_root", "with_package_importable"]
-
-
 # where runs are written unless a command names a folder: $KBENCH_RUNS_ROOT (the test suite points it
 # at a temporary folder, so that it never writes a user's runs), else the checkout's results/runs/
 RUNS_ROOT = Path(os.environ.get("KBENCH_RUNS_ROOT") or Path(__file__).resolve().parents[2] / "results" / "runs")
+
+__all__ = ["RUNS_ROOT", "cache_root", "with_package_importable"]

@@ -16,9 +16,10 @@ from string import Template
 from ..suite.problems import Problem
 from ..suite.roofline import DEVICES, spec_for
 from ..measure.tensors import TOLERANCE
+from ..core.candidates import BACKENDS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-ASKABLE = ("cuda", "triton", "cpp", "cute", "tilelang", "torch")
+ASKABLE = BACKENDS  # a model may be asked for any backend the judge knows
 BACKEND_NAMES = {
     "cuda": "CUDA kernels",
     "triton": "Triton kernels",
