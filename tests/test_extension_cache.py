@@ -65,3 +65,23 @@ def test_a_compile_in_init_is_the_build_stages(scale_add_relu, fixtures, fast_cp
     v = judge(scale_add_relu, c, fast_cpu_opts)
     assert v.correct and v.failure is None and v.build_cached, v.message
     assert list((entry / extension_cache.FAILED).iterdir()) == [failed] and failed.stat().st_mtime_ns == seen  # replayed, never compiled again
+
+
+def test_a_compile_at_the_first_call_is_the_build_stages(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
+    """The build stage calls a model made on the meta device once: an extension compiled at the
+    first call of ``forward`` is compiled there, and the run replays it."""
+    from kbench_lib.core.candidates import load_candidate
+    from kbench_lib.judging import build
+    from kbench_lib.judging.build_job import build_candidate
+    from kbench_lib.judging.pipeline import judge
+
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    c = load_candidate(fixtures / "candidates" / "scale_add_relu_first_call_fallback.py")
+    b = build_candidate(c, "cpu", fast_cpu_opts, problem_path=scale_add_relu.path)
+    assert b.failure is None
+    entry = build.build_dir(c, "cpu")
+    [failed] = (entry / extension_cache.FAILED).iterdir()  # the meta call compiled it
+    seen = failed.stat().st_mtime_ns
+    v = judge(scale_add_relu, c, fast_cpu_opts)
+    assert v.correct and v.failure is None and v.build_cached, v.message
+    assert list((entry / extension_cache.FAILED).iterdir()) == [failed] and failed.stat().st_mtime_ns == seen  # replayed

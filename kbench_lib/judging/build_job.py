@@ -46,10 +46,12 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
                     problem_path: str | Path | None = None) -> BuildResult:
     """The build stage alone: import the candidate in an isolated process so that its extensions
     compile into the cache; with ``problem_path`` (or the job already in ``workdir``), one model is
-    made too, so that extensions its ``__init__`` compiles are cached as well. A source built before
-    is not built again. A DSL backend whose package is missing here (or a device it cannot compile
-    for) fails at once, in one line, and is not remembered as the source's failure: installing the
-    extra mends it."""
+    made too, so that extensions its ``__init__`` compiles are cached as well, and for a source that
+    compiles at its first call, after the build has reported ``built``, one best-effort call under
+    fake tensors (:mod:`kbench_lib.isolation.worker.lazy_compile`): a build that reported ``built``
+    is built whatever its process did after. A source built before is not built again. A DSL backend
+    whose package is missing here (or a device it cannot compile for) fails at once, in one line, and
+    is not remembered as the source's failure: installing the extra mends it."""
     why = dsl_packages.unavailable(candidate.backend, device)
     if why:
         return BuildResult(failure="compile_error", message=why)
@@ -82,7 +84,11 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
             )
         out = BuildResult(seconds=time.monotonic() - t0, log=res.log, network_isolated=res.network_isolated)
         fail = _last(res.messages, "failure")
-        if res.timed_out and res.idle_s:
+        if not fail and _last(res.messages, "built"):
+            # done once reported, whatever the process did after: the worker's best-effort warm-up
+            # call under fake tensors (a crash, the time limit)
+            build.mark_built(candidate, device, out.seconds, res.log)
+        elif res.timed_out and res.idle_s:
             out.failure, out.message = "compile_error", (f"build sat idle: its processes used under {IDLE_CPU_S:g} s of CPU time "
                                                          f"in {res.idle_s:.1f} s")
         elif res.timed_out:
@@ -90,11 +96,9 @@ def build_candidate(candidate: Candidate, device: str, opts: JudgeOptions, workd
         elif fail:
             out.failure, out.message = fail["failure"], fail.get("message", "")
             build.mark_failed(candidate, device, out.failure, out.message, out.log)
-        elif not _last(res.messages, "built"):
+        else:
             how = f"killed by {res.signal_name}" if res.signal_name else f"exited with status {res.returncode}"
             out.failure, out.message = "crash", f"candidate process {how} during build without reporting a result"
-        else:
-            build.mark_built(candidate, device, out.seconds, res.log)
         return out
     finally:
         if own:

@@ -12,6 +12,8 @@ candidate is imported is bound before the import and checked afterwards (:mod:`.
 - :mod:`.tamper`: the harness's objects by identity, and what the candidate left behind
 - :mod:`.checks`: the correctness calls, configuration by configuration
 - :mod:`.timed`: the profile and the timed runs
+- :mod:`.lazy_compile`: build mode, after ``built``: the warm-up call under fake tensors of a
+  candidate that compiles its extension at its first call
 - :mod:`.run`: the stages in order (``run``, ``main``)
 - :mod:`.__main__`: the process's entry (``python -m kbench_lib.isolation.worker``), which calls ``run.main``
 

@@ -22,11 +22,20 @@ import hashlib
 import inspect
 import json
 import os
+import threading
 from pathlib import Path
 
 FAILED = "kbench-failed"  # <extensions dir>/kbench-failed/<call key>.json: a call that did not build
 FOLDERS = "kbench-folders"  # <extensions dir>/kbench-folders/<call key>: a build_directory redirected
 UNRECORDED = (MemoryError,)  # failures of the moment, not of the sources: compiled again next time
+# set by the build's warm-up call (.lazy_compile): a build that succeeds then raises Compiled, so that
+# the warm-up ends with the extension compiled and none of its kernels run on the warm-up's tensors
+WARMING = threading.Event()
+
+
+class Compiled(BaseException):
+    """The warm-up call's end: its extension is built (a BaseException: a candidate's fallback on
+    ``except Exception`` does not go on with the call)."""
 
 
 def call_key(fn, args: tuple, kwargs: dict) -> str:
@@ -81,11 +90,14 @@ def cached(fn, root: Path):
             folder.mkdir(parents=True, exist_ok=True)
             bound.arguments["build_directory"] = str(folder)
         try:
-            return fn(*bound.args, **bound.kwargs)
+            result = fn(*bound.args, **bound.kwargs)
         except Exception as e:
             if not isinstance(e, UNRECORDED):
                 _remember(failed, e)
             raise
+        if WARMING.is_set():
+            raise Compiled
+        return result
 
     return build
 

@@ -19,6 +19,7 @@ from ...measure import device_arena, timing  # bound before any candidate code r
 from .checks import _check_configs, _model_maker, _settings_watch, _STOPPED
 from . import extension_cache
 from .drawing import _draw_cases, _drawing_state, _TimedDraws
+from .lazy_compile import call_on_fake, compiles_lazily
 from .probes import _settings, _start_runtime_threads, _threads
 from .report import _BACKEND, Channel, _failure_of, _is_build_error, _LoadError, _trace, channel
 from .results import _ARENA
@@ -124,14 +125,16 @@ def _gate_config(cases: list[dict], groups: list) -> str:
     return name if checked else model_name(name)
 
 
-def _construct_once(module, job: dict) -> None:
+def _construct_once(module, job: dict):
     """Build mode: one ``ModelNew`` made with the problem's init inputs, on the CPU side as its
     ``__init__`` leaves it, so that extensions compiled in ``__init__`` land in the cache with those
     compiled at import (:mod:`.extension_cache`) and the run loads them instead of compiling on the
-    judge's lane. Whatever it raises is the run's to report, not the build's."""
+    judge's lane. The problem's module where the model was made (for the warm-up call under fake
+    tensors, :func:`.lazy_compile.call_on_fake`), else None. Whatever it raises is the run's to
+    report, not the build's."""
     path, ModelNew = job.get("problem_path"), getattr(module, "ModelNew", None)
     if not path or not isinstance(ModelNew, type):
-        return
+        return None
     try:
         spec = importlib.util.spec_from_file_location("kbench_build_problem", path)
         problem = importlib.util.module_from_spec(spec)
@@ -139,17 +142,32 @@ def _construct_once(module, job: dict) -> None:
         torch.manual_seed(0)
         ModelNew(*problem.get_init_inputs())
     except BaseException:  # noqa: BLE001 - the run makes its models again and reports what they raise
-        pass
+        return None
+    return problem
+
+
+def _reads_lazily(path: str) -> bool:
+    """Build mode, before the import: whether the candidate's source compiles an extension only at
+    its first call (:func:`.lazy_compile.compiles_lazily`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return compiles_lazily(f.read())
+    except Exception:  # noqa: BLE001 - unreadable, or too deep for the parser: no warm-up, the run compiles
+        return False
 
 
 def _load_candidate(job: dict, mode: str, chan: Channel, backend_failed: str | None = None) -> type | None:
     """Imports the candidate; its ``ModelNew`` class in run mode. None where the import failed (a
     ``load_error`` or ``compile_error`` reported), in build mode (``built`` reported), or where it
     defines no ``ModelNew(nn.Module)``. ``backend_failed``: why the backend's DSL package did not
-    import (:func:`.start._import_backend`): the candidate is not imported, a ``compile_error``."""
+    import (:func:`.start._import_backend`): the candidate is not imported, a ``compile_error``. In
+    build mode ``built`` is reported before the warm-up call under fake tensors (:mod:`.lazy_compile`),
+    made only for a source that compiles at its first call: whatever that call does (a raise, a
+    crash, a hang) the build is done."""
     if backend_failed:
         chan.send(event="failure", failure="compile_error", message=backend_failed)
         return None
+    lazy = mode == "build" and _reads_lazily(job["candidate_path"])  # read before the candidate can rewrite it
     try:
         module = import_candidate(job["candidate_path"])
     except SyntaxError as e:
@@ -163,8 +181,10 @@ def _load_candidate(job: dict, mode: str, chan: Channel, backend_failed: str | N
         chan.send(event="failure", failure=cat, message=_trace(e))
         return None
     if mode == "build":
-        _construct_once(module, job)
-        chan.send(event="built")
+        problem = _construct_once(module, job)
+        chan.send(event="built")  # the build's result, sent (os.write) before the warm-up runs
+        if lazy and problem is not None:
+            call_on_fake(module.ModelNew, problem, job.get("device") or "cpu")
         return None
     ModelNew = getattr(module, "ModelNew", None)
     if not isinstance(ModelNew, type) or not issubclass(ModelNew, torch.nn.Module):

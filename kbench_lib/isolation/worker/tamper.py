@@ -17,14 +17,14 @@ import sys
 import torch
 
 from ...measure import compare, device_arena, device_clock, host_speed, profiling, tensorfile, timing, timing_summary, trials, unjoined  # bound before any candidate code runs
-from . import checks, drawing, extension_cache, probes, report, results, start, timed
+from . import checks, drawing, extension_cache, lazy_compile, probes, report, results, start, timed
 from .probes import _child_processes, _threads
 from .report import Channel
 from .results import _ARENA
 
 # the worker's stages, bound here; the one that imports this module (``run``) and the entry module
 # are found by name in _stage_modules (importing them here would be an import cycle)
-STAGES = (report, start, drawing, results, probes, checks, timed, extension_cache)
+STAGES = (report, start, drawing, results, probes, checks, timed, extension_cache, lazy_compile)
 RUN_STAGE = __package__ + ".run"
 ENTRY = __package__ + ".__main__"  # ``python -m kbench_lib.isolation.worker``: the module __main__ is when run so
 
