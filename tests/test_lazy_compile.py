@@ -165,6 +165,33 @@ def _build(source: Path, problem, opts, monkeypatch, tmp_path):
     return c, build_job.build_candidate(c, "cpu", opts, problem_path=problem.path), seen[0]
 
 
+def test_the_warm_up_reaches_the_compile_of_a_model_with_parameters():
+    """CUDA-L1's level2/57 on an H200: a ModelNew with parameters moved to the device under fake
+    tensors raised ("Couldn't swap ModelNew.weight") before its forward reached load_inline, so the
+    run compiled it. The warm-up makes the model on the device instead."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kbench_lib.isolation.worker import lazy_compile
+
+    reached = []
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.empty(n, n))
+            torch.nn.init.kaiming_uniform_(self.weight)
+
+        def forward(self, x):
+            reached.append((x.shape, x.device.type))  # where its load_inline would be
+            return x @ self.weight
+
+    problem = SimpleNamespace(get_init_inputs=lambda: [4], get_inputs=lambda: [torch.randn(2, 4)])
+    lazy_compile.call_on_fake(ModelNew, problem, "cpu")
+    assert reached == [(torch.Size([2, 4]), "cpu")]
+
+
 @pytest.mark.slow
 def test_a_raw_pointer_kernel_compiled_at_the_first_call_is_compiled_by_the_build_and_never_run_there(
         scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):

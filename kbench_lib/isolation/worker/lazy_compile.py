@@ -121,8 +121,10 @@ def call_on_fake(ModelNew: type, problem, device: str) -> None:
 
     WARMING.set()
     try:
-        with FakeTensorMode(allow_non_fake_inputs=True):
-            model = ModelNew(*problem.get_init_inputs()).to(device)
+        # made on the device (its default device), not moved there: Module.to swaps each parameter
+        # for its copy, which fake parameters refuse ("Couldn't swap ModelNew.weight")
+        with FakeTensorMode(allow_non_fake_inputs=True), torch.device(device):
+            model = ModelNew(*problem.get_init_inputs())
             inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
             with torch.no_grad():
                 model(*inputs)
