@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults|audit|backends]
 #   (audit: CUDA-L1's release (CORPUS=<its json>) at the CLI's defaults from an empty build cache, tasks 1 to
 #    AUDIT_TASKS (default 12) of each level, or the tasks AUDIT_FILTER's words select (level1/: a whole level);
-#    its summary row carries kernels and wall_s)
+#    its summary row carries kernels and wall_s; AUDIT_FILTER=level AUDIT_RESUME=1 on the next call of a warm
+#    machine goes on with a whole release that one call's limit cut short)
 #   (backends: the reference solutions of benchmarks/backends.py's problems in every backend, the dsl extra installed)
 #   (defaults: the eager control over LEVELS (default level2) at the CLI's defaults, then three prebuilt
 #    candidates as one command, through the judge service with SERVE=auto (the default) or without, SERVE=off)
@@ -93,14 +94,18 @@ if [[ $what == defaults ]]; then
     --out "$OUT/batch-start.json" 2>&1 | tail -3
 fi
 if [[ $what == audit ]]; then
-  rm -rf /tmp/kbench-cache-audit /tmp/runs-audit
+  # AUDIT_RESUME=1 goes on with the run the last call on this (still warm) machine cut short: its build
+  # cache and verdicts kept, the walls of its calls summed in /tmp/runs-audit/walls
+  [[ -z ${AUDIT_RESUME:-} ]] && rm -rf /tmp/kbench-cache-audit /tmp/runs-audit
+  mkdir -p /tmp/runs-audit
   filters=(); for l in 1 2 3; do for t in $(seq 1 "${AUDIT_TASKS:-12}"); do filters+=("level$l/${t}_"); done; done
   [[ -n ${AUDIT_FILTER:-} ]] && read -ra filters <<< "$AUDIT_FILTER"  # e.g. AUDIT_FILTER=level1/ : a whole level
   start=$(date +%s)
   KBENCH_CACHE=/tmp/kbench-cache-audit timeout -s INT -k 20 "${AUDIT_TIMEOUT:-500}" python3 -m kbench_lib.cli audit "cuda-l1:${CORPUS:-.corpora/h100.json}" \
     --device cuda --run-id audit-defaults --runs-root /tmp/runs-audit --out-dir "$OUT/audit" --figures-dir /tmp/audit-figures --quiet \
     --filter "${filters[@]}" 2>&1 | tail -6
-  echo "audit exit status ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
+  status=${PIPESTATUS[0]}; echo $(( $(date +%s) - start )) >> /tmp/runs-audit/walls
+  echo "audit exit status $status after $(( $(date +%s) - start )) s; the calls of this run: $(paste -sd+ /tmp/runs-audit/walls) s"
   python3 - "$OUT" <<'PY'
 import sys
 from kbench_lib.scoring.records import read_records, save_records
