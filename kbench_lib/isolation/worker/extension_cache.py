@@ -5,11 +5,20 @@ judge's build cache sees them, installed in the worker before any candidate code
   when the same call is made again: by the judging run after the build stage, or by the fresh
   model of the next configuration. Candidates often catch the failure and fall back to PyTorch;
   without this each of their models paid the whole failed compile again, on the judge's lane.
+- An extension named after the process that builds it (``f"ext_{os.getpid()}"``, which published
+  candidates use to keep processes apart) is named without it, so that the run loads what the build
+  stage compiled rather than compiling its own copy on the judge's lane. The folder is the
+  candidate's own cache entry, where torch's lock already keeps two builds of one name apart.
+- The source files of a ``load`` (written afresh by the candidate, often into a temporary folder of
+  each process's own) are read from copies in the entry, named by their contents and written once,
+  so that torch's build finds the same files, unchanged, and does not compile them again. Where a
+  source includes a file beside it that cannot go with it (in a folder below it, or of the same
+  name as another's), the sources are left where they are.
 - An extension built into a folder of the candidate's choosing (``build_directory``, often a
   relative ``cuda_extensions`` in the job folder that is deleted after the run) is built into the
   candidate's own cache entry instead, so that the build stage's compile is the one the run loads.
 
-Nothing else changes: the sources, flags and names reach torch as given, and torch decides as
+Nothing else changes: the sources and flags reach torch as given, and torch decides as
 always whether a built extension is current. A compile is deterministic for one toolchain, which
 the cache entry's key already holds (:func:`kbench_lib.judging.build.build_key`); the cache entry
 is the candidate's own (keyed by its source), so what one candidate leaves there no other reads.
@@ -22,11 +31,14 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import threading
 from pathlib import Path
 
 FAILED = "kbench-failed"  # <extensions dir>/kbench-failed/<call key>.json: a call that did not build
 FOLDERS = "kbench-folders"  # <extensions dir>/kbench-folders/<call key>: a build_directory redirected
+SOURCES = "kbench-sources"  # <extensions dir>/kbench-sources/<call key>: copies of a load's sources
+QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 UNRECORDED = (MemoryError,)  # failures of the moment, not of the sources: compiled again next time
 # set by the build's warm-up call (.lazy_compile): a build that succeeds then raises Compiled, so that
 # the warm-up ends with the extension compiled and none of its kernels run on the warm-up's tensors
@@ -40,8 +52,22 @@ class Compiled(BaseException):
 
 def call_key(fn, args: tuple, kwargs: dict) -> str:
     """The identity of one JIT build call: its function, every argument but where it builds and how
-    loudly, and the contents of the source files ``load`` reads."""
-    return _key(fn, inspect.signature(fn).bind(*args, **kwargs))
+    loudly (the name without this process's id), and for ``load`` the names and contents of its
+    source files, not the folder they lie in."""
+    return _key(fn, _bind(fn, args, kwargs))
+
+
+def stable_name(name: str, pid: int | None = None) -> str:
+    """``name`` with this process's id (``pid``), where it stands as a number of its own, written
+    ``pid``: ``conv_4711`` -> ``conv_pid``, ``v47110`` unchanged."""
+    return re.sub(rf"(?<!\d){pid or os.getpid()}(?!\d)", "pid", name)
+
+
+def _bind(fn, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    if isinstance(bound.arguments.get("name"), str):
+        bound.arguments["name"] = stable_name(bound.arguments["name"])
+    return bound
 
 
 def _key(fn, bound: inspect.BoundArguments) -> str:
@@ -50,7 +76,8 @@ def _key(fn, bound: inspect.BoundArguments) -> str:
     if fn.__name__ == "load":
         sources = parts.get("sources")
         paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources or [])
-        parts["source_contents"] = [_file_digest(p) for p in paths]
+        # each file by its name and contents, not by the folder it was written to (often a new one per process)
+        parts["sources"] = [(Path(p).name, _file_digest(p)) for p in paths]
     text = json.dumps({"fn": fn.__name__, **parts}, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -70,12 +97,13 @@ def _replay(record: dict) -> BaseException:
 
 
 def cached(fn, root: Path):
-    """``fn`` (``load_inline`` or ``load``) with failures remembered and build folders kept under
-    ``root`` (the candidate's extensions folder)."""
+    """``fn`` (``load_inline`` or ``load``) with failures remembered, names free of the process's id,
+    ``load``'s sources read from copies and build folders kept under ``root`` (the candidate's
+    extensions folder)."""
 
     @functools.wraps(fn)
     def build(*args, **kwargs):
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = _bind(fn, args, kwargs)
         key = _key(fn, bound)
         failed = root / FAILED / f"{key}.json"
         if failed.is_file():
@@ -85,6 +113,8 @@ def cached(fn, root: Path):
                 record = None
             if isinstance(record, dict):
                 raise _replay(record)
+        if fn.__name__ == "load":
+            _read_copies(bound, root / SOURCES / key)
         if bound.arguments.get("build_directory") is not None:
             folder = root / FOLDERS / key
             folder.mkdir(parents=True, exist_ok=True)
@@ -100,6 +130,47 @@ def cached(fn, root: Path):
         return result
 
     return build
+
+
+def _read_copies(bound: inspect.BoundArguments, folder: Path) -> None:
+    """A ``load``'s sources, and the headers beside them that they include, copied into ``folder``
+    (written only where absent or changed, so their times stay those of the first copy) and read
+    from there. Left as given where a source is unreadable or the files cannot share one folder."""
+    sources = bound.arguments.get("sources")
+    paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(p) for p in sources or []]
+    files: dict[str, bytes] = {}
+
+    def take(path: Path) -> bool:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return False
+        if path.name in files:
+            return files[path.name] == data  # taken already, or another file of the same name
+        files[path.name] = data
+        for include in QUOTED_INCLUDE.findall(data):
+            name = include.decode(errors="replace")
+            beside = path.parent / name
+            if not beside.exists():
+                continue  # found on the include path (torch's, CUDA's), from the copy as from the source
+            if Path(name).name != name or not beside.is_file() or not take(beside):
+                return False  # a header in a folder below it: it stays where it is, with its source
+        return True
+
+    if not paths or len({p.name for p in paths}) < len(paths) or not all(take(p) for p in paths):
+        return
+    try:
+        for name, data in files.items():
+            target = folder / name
+            if not (target.is_file() and target.read_bytes() == data):
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / f".{name}.{os.getpid()}.tmp"
+                tmp.write_bytes(data)
+                os.replace(tmp, target)
+    except OSError:
+        return  # an unwritable entry: the sources stay where they are
+    copies = [str(folder / p.name) for p in paths]
+    bound.arguments["sources"] = copies[0] if isinstance(sources, (str, os.PathLike)) else copies
 
 
 def _remember(path: Path, e: BaseException) -> None:
