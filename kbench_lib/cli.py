@@ -587,7 +587,11 @@ def main(argv: list[str] | None = None, forward: bool = True) -> int:
             return code
     if not faulthandler.is_enabled():  # a crash of the judge itself (not a candidate's) shows every thread's stack
         faulthandler.enable(all_threads=True)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except KeyboardInterrupt:  # the verdicts recorded so far are kept; the same --run-id goes on from them
+        print("kbench: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -52,7 +52,6 @@ import html
 import itertools
 import os
 import shlex
-import signal
 import threading
 import time
 from pathlib import Path
@@ -270,11 +269,8 @@ class LabJudgement:
                 self.cancelled, self._cancelled_at = True, self.stage
                 _raise_in(self._thread.ident, _Cancelled)
                 run = self._judgement.run if self._judgement is not None else None
-                if run is not None and run.ended is None:  # a wait on the worker ends at once, wherever it blocks
-                    try:
-                        os.killpg(run._session(), signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError, TypeError):
-                        pass
+                if run is not None:  # a wait on the worker ends at once, wherever it blocks
+                    run.stop()
         self._done.wait(timeout)
         return self.cancelled
 

@@ -50,7 +50,7 @@ class OverlappingLane:
     ``take(wait)``: the lane's next arrival (None when the lane is done; with ``wait=False``, None
     also when none is there yet). ``ready(arrival)``: whether it can start at once (its build is
     done). ``begin(arrival, gated)``: its :class:`Step` (the reference prepared and measured, the
-    worker started; never raises). ``finish(step, beside)``: its verdict, or None when the judge's
+    worker started; raises only to stop the lane, once its batch is interrupted). ``finish(step, beside)``: its verdict, or None when the judge's
     own checks ran out of device memory while ``beside`` another worker (never raises).
     ``record(step, verdict)``: writes it. ``set_aside(step)``: it will be begun again, alone.
     ``overlap``: False judges one at a time."""

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core import cpu_sets
-from ..isolation import server_pool
+from ..isolation import sandbox, server_pool
 from ..judging import build
 from .held_references import PreparedReferences, mark
 from ..judging.pipeline import JudgeError, JudgeOptions, Verdict, build_candidate, judge, start_judgement
@@ -221,6 +222,7 @@ class _Batch:
         self.overlap = overlap
         self.lock = threading.Lock()
         self.failed: BaseException | None = None
+        self.interrupted: BaseException | None = None  # Ctrl-C: what was under way is ended and not recorded
         self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
 
     def run(self, arrivals, seen: set) -> list[dict]:
@@ -240,18 +242,32 @@ class _Batch:
         except LanesAborted:
             pass  # a judging thread failed: its error is raised below
         except KeyboardInterrupt as e:
-            self.lanes.abort(e)
-            raise
+            self.interrupt(e)
         finally:
             self.lanes.close()  # the samples already here are still judged, even when the model stopped the batch
             for t in threads:
-                t.join()
+                while t.is_alive():
+                    try:
+                        t.join()
+                    except KeyboardInterrupt as e:  # Ctrl-C while the last samples are judged
+                        self.interrupt(e)
             self.bar.close()
             if self.pool is not None:  # every build the judges waited for is done; an interrupted batch leaves the rest
                 self.pool.shutdown(wait=self.lanes.aborted is None, cancel_futures=True)
+        if self.interrupted is not None:
+            raise self.interrupted
         if self.failed is not None:
             raise self.failed
         return self.rows
+
+    def interrupt(self, e: KeyboardInterrupt) -> None:
+        """Ctrl-C: no sample is begun any more, and the builds and workers under way are ended at
+        once (:func:`kbench_lib.isolation.sandbox.stop_owned`); their verdicts, and any not yet
+        recorded, are not recorded (a killed worker's would read as a crash), so the same run id
+        judges them again. The verdicts recorded before stay."""
+        self.interrupted = e
+        self.lanes.abort(e)
+        sandbox.stop_owned(self)
 
     def start_build(self, a) -> None:
         """Builds overlap with judging: the judge waits only for the candidate it judges next."""
@@ -260,9 +276,17 @@ class _Batch:
             return
         device = self.devices[0]
         if build.needs_build(c) and not build.is_built(c, device) and not build.build_failure(c, device):
-            self.builds[c.sha] = self.pool.submit(build_candidate, c, device, self.opts, None, a.problem.path)
+            self.builds[c.sha] = self.pool.submit(self._build, c, device, a.problem.path)
+
+    def _build(self, c, device: str, problem_path):
+        with sandbox.owned_by(self):
+            return build_candidate(c, device, self.opts, None, problem_path)
 
     def work(self, lane: int, device: str) -> None:
+        with sandbox.owned_by(self):
+            self._work(lane, device)
+
+    def _work(self, lane: int, device: str) -> None:
         if device.startswith("cuda:"):
             torch.cuda.set_device(torch.device(device))
         server_pool.pin_thread(self.cpus.get(device))
@@ -296,7 +320,8 @@ class _Batch:
         def record(step: Step, v: Verdict) -> None:
             a = step.arrival
             try:
-                self.record_arrival(a, v)
+                if self.interrupted is None:
+                    self.record_arrival(a, v)
             finally:
                 busy[a.problem.key] -= 1
                 self.lanes.done(lane)
@@ -425,16 +450,22 @@ class _Batch:
         candidates overlap, measured now, while no worker runs), its worker started. References
         of the problems after it in ``lane``'s line are prepared while the lane's fork server
         starts and one at a time while its worker starts behind its gate
-        (:meth:`prepares_beside`; never for a sample judged again ``alone``)."""
+        (:meth:`prepares_beside`; never for a sample judged again ``alone``). Once the batch is
+        interrupted, :class:`LanesAborted` instead: nothing is begun, no build waited for."""
         sample, problem = a.sample, a.problem
         c = sample.candidate if sample is not None else None
         future = self.builds.get(c.sha) if c is not None else None
         built = None
         if future is not None:
+            while not wait_for_futures([future], timeout=0.5).done:
+                if self.interrupted is not None:
+                    raise LanesAborted("the batch was interrupted")
             try:
                 built = future.result()  # a failure is the verdict: never built twice in one batch
             except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
                 pass
+        if self.interrupted is not None:
+            raise LanesAborted("the batch was interrupted")
         err = f"model {self.model} failed to produce a candidate: {a.error}" if a.error is not None else None
         if c is None:
             return Step(a, verdict=_judge_one(problem, sample, err, None, device, self.opts))

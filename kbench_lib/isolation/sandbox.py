@@ -19,8 +19,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import contextlib
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 from .idle import IdleWatch
@@ -299,6 +301,48 @@ def start_isolated(
                   idle_timeout_s=idle_timeout_s)
     run._start_readers(proc.stdout, read_fd)
     run._popen = proc
+    return _own(run)
+
+
+# Children by their owner (a batch): an interrupted batch ends every child its threads started
+# (its builds and its workers) at once, rather than waiting for each to end by itself or at its limit
+_OWNER = threading.local()
+_OWNED: "weakref.WeakKeyDictionary[Running, object]" = weakref.WeakKeyDictionary()
+_STOPPED: "weakref.WeakSet" = weakref.WeakSet()
+_OWNED_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def owned_by(owner):
+    """The children this thread starts inside the block belong to ``owner`` (:func:`stop_owned`)."""
+    before = getattr(_OWNER, "owner", None)
+    _OWNER.owner = owner
+    try:
+        yield
+    finally:
+        _OWNER.owner = before
+
+
+def stop_owned(owner) -> int:
+    """Ends every child of ``owner`` still running, with its whole session, and any it starts from
+    now on as it starts; returns how many were running."""
+    with _OWNED_LOCK:
+        _STOPPED.add(owner)
+        children = [run for run, o in _OWNED.items() if o is owner and run.ended is None]
+    for run in children:
+        run.stop()
+    return len(children)
+
+
+def _own(run: "Running") -> "Running":
+    owner = getattr(_OWNER, "owner", None)
+    if owner is None:
+        return run
+    with _OWNED_LOCK:
+        _OWNED[run] = owner
+        stopped = owner in _STOPPED
+    if stopped:
+        run.stop()
     return run
 
 
@@ -372,6 +416,15 @@ class Running:
 
     def _session(self) -> int:
         return self._popen.pid if self._popen is not None else self._pid
+
+    def stop(self) -> None:
+        """Ends the child now, with its whole session (a wait on it returns at once); its result
+        is what a killed child's is."""
+        if self.ended is None:
+            try:
+                os.killpg(self._session(), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, TypeError):
+                pass
 
     def _wait_within_limits(self) -> bool:
         """True when the child ended by itself; False once over its time limit or idle limit."""
@@ -448,4 +501,4 @@ def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_b
                   idle_timeout_s=idle_timeout_s)
     run._server, run._rid, run._pid = server, rid, pid
     run._start_readers(os.fdopen(log_r, "rb"), read_fd)
-    return run
+    return _own(run)
