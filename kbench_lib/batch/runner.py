@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import wait as wait_for_futures
 from dataclasses import replace
 from pathlib import Path
@@ -457,7 +457,8 @@ class _Batch:
         future = self.builds.get(c.sha) if c is not None else None
         built = None
         if future is not None:
-            while not wait_for_futures([future], timeout=0.5).done:
+            # a build of this process is given up on an interrupt (a lane process's are its batch's to end)
+            while isinstance(future, Future) and not wait_for_futures([future], timeout=0.5).done:
                 if self.interrupted is not None:
                     raise LanesAborted("the batch was interrupted")
             try:
