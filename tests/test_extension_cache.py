@@ -95,12 +95,19 @@ def test_a_name_made_unique_by_the_process_id_is_one_name_in_every_process(monke
     from torch.utils.cpp_extension import load_inline
 
     assert extension_cache.stable_name("conv_4711", 4711) == "conv_pid"
-    assert extension_cache.stable_name("v47110_4711x", 4711) == "v47110_pidx"  # a number of its own only
+    assert extension_cache.stable_name("v4711_47110_4711", 4711) == "v4711_47110_pid"  # a word of its own only
+    assert extension_cache.stable_name("conv2d_2", 2) == "conv2d_pid"  # in a PID namespace the id is small
     keys = set()
     for pid in (4711, 815):
         monkeypatch.setattr(os, "getpid", lambda pid=pid: pid)
-        keys.add(extension_cache.call_key(load_inline, (f"ext_{pid}", "src"), {}))
+        keys.add(extension_cache.call_key(load_inline, (f"ext_{pid}", "src"), {}, pid_names=True))
     assert len(keys) == 1
+    # a source that never asks for its process's id keeps its names as written, whatever the id
+    assert extension_cache.names_by_pid('name=f"ext_{os.getpid()}"') and not extension_cache.names_by_pid('name="conv_2"')
+    monkeypatch.setattr(os, "getpid", lambda: 2)
+    fixed = extension_cache.call_key(load_inline, ("conv_2", "src"), {})
+    monkeypatch.setattr(os, "getpid", lambda: 3)
+    assert extension_cache.call_key(load_inline, ("conv_2", "src"), {}) == fixed
 
 
 def _load_bound(sources):

@@ -8,7 +8,9 @@ judge's build cache sees them, installed in the worker before any candidate code
 - An extension named after the process that builds it (``f"ext_{os.getpid()}"``, which published
   candidates use to keep processes apart) is named without it, so that the run loads what the build
   stage compiled rather than compiling its own copy on the judge's lane. The folder is the
-  candidate's own cache entry, where torch's lock already keeps two builds of one name apart.
+  candidate's own cache entry, where torch's lock already keeps two builds of one name apart. Only
+  for a source that calls ``getpid`` (:func:`names_by_pid`): in a PID namespace the id is small, and
+  a fixed name such as ``conv_2`` must not change with it.
 - The source files of a ``load`` (written afresh by the candidate, often into a temporary folder of
   each process's own) are read from copies in the entry, named by their contents and written once,
   so that torch's build finds the same files, unchanged, and does not compile them again. Where a
@@ -50,22 +52,27 @@ class Compiled(BaseException):
     ``except Exception`` does not go on with the call)."""
 
 
-def call_key(fn, args: tuple, kwargs: dict) -> str:
+def call_key(fn, args: tuple, kwargs: dict, pid_names: bool = False) -> str:
     """The identity of one JIT build call: its function, every argument but where it builds and how
-    loudly (the name without this process's id), and for ``load`` the names and contents of its
-    source files, not the folder they lie in."""
-    return _key(fn, _bind(fn, args, kwargs))
+    loudly (with ``pid_names``, the name without this process's id), and for ``load`` the names and
+    contents of its source files, not the folder they lie in."""
+    return _key(fn, _bind(fn, args, kwargs, pid_names))
+
+
+def names_by_pid(source: str) -> bool:
+    """Whether a candidate's source may name its extensions after its process (it calls ``getpid``)."""
+    return "getpid" in source
 
 
 def stable_name(name: str, pid: int | None = None) -> str:
-    """``name`` with this process's id (``pid``), where it stands as a number of its own, written
-    ``pid``: ``conv_4711`` -> ``conv_pid``, ``v47110`` unchanged."""
-    return re.sub(rf"(?<!\d){pid or os.getpid()}(?!\d)", "pid", name)
+    """``name`` with this process's id (``pid``), where it stands as a word of its own, written
+    ``pid``: ``conv_4711`` -> ``conv_pid``; ``v4711``, ``47110`` unchanged."""
+    return re.sub(rf"(?<![0-9A-Za-z]){pid or os.getpid()}(?![0-9A-Za-z])", "pid", name)
 
 
-def _bind(fn, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+def _bind(fn, args: tuple, kwargs: dict, pid_names: bool) -> inspect.BoundArguments:
     bound = inspect.signature(fn).bind(*args, **kwargs)
-    if isinstance(bound.arguments.get("name"), str):
+    if pid_names and isinstance(bound.arguments.get("name"), str):
         bound.arguments["name"] = stable_name(bound.arguments["name"])
     return bound
 
@@ -96,14 +103,14 @@ def _replay(record: dict) -> BaseException:
     return cls(record.get("message", ""))
 
 
-def cached(fn, root: Path):
-    """``fn`` (``load_inline`` or ``load``) with failures remembered, names free of the process's id,
-    ``load``'s sources read from copies and build folders kept under ``root`` (the candidate's
-    extensions folder)."""
+def cached(fn, root: Path, pid_names: bool = False):
+    """``fn`` (``load_inline`` or ``load``) with failures remembered, names free of the process's id
+    (``pid_names``), ``load``'s sources read from copies and build folders kept under ``root`` (the
+    candidate's extensions folder)."""
 
     @functools.wraps(fn)
     def build(*args, **kwargs):
-        bound = _bind(fn, args, kwargs)
+        bound = _bind(fn, args, kwargs, pid_names)
         key = _key(fn, bound)
         failed = root / FAILED / f"{key}.json"
         if failed.is_file():
@@ -183,10 +190,11 @@ def _remember(path: Path, e: BaseException) -> None:
         pass  # an unwritable cache only costs the next call its compile
 
 
-def install(root: str | None = None) -> bool:
+def install(root: str | None = None, pid_names: bool = False) -> bool:
     """Wraps torch's JIT build entry points for this process; ``root`` defaults to
-    ``TORCH_EXTENSIONS_DIR`` (set by the judge to the candidate's cache entry). False where there is
-    none: nothing is wrapped."""
+    ``TORCH_EXTENSIONS_DIR`` (set by the judge to the candidate's cache entry); ``pid_names``: the
+    candidate's source calls ``getpid`` (:func:`names_by_pid`). False where there is no root:
+    nothing is wrapped."""
     root = root or os.environ.get("TORCH_EXTENSIONS_DIR")
     if not root:
         return False
@@ -196,7 +204,7 @@ def install(root: str | None = None) -> bool:
         fn = getattr(cpp_extension, name)
         if getattr(fn, "__kbench_cached__", False):
             continue
-        wrapped = cached(fn, Path(root))
+        wrapped = cached(fn, Path(root), pid_names)
         wrapped.__kbench_cached__ = True
         setattr(cpp_extension, name, wrapped)
     return True

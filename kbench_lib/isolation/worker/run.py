@@ -67,7 +67,8 @@ def run(mode: str, jobdir: str) -> int:
     if not _open_out_folder(outdir, mode, chan):
         return 0
     t_imported = _monotonic()
-    extension_cache.install()  # before the harness's snapshot and the candidate: its JIT builds go through the cache
+    # before the harness's snapshot and the candidate: its JIT builds go through the cache
+    extension_cache.install(pid_names=extension_cache.names_by_pid(_source(job.get("candidate_path"))))
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
@@ -146,13 +147,24 @@ def _construct_once(module, job: dict):
     return problem
 
 
+def _source(path: str | None) -> str:
+    """The candidate's source, read before its import (after it, the candidate could have rewritten
+    it); empty where unreadable (its import then fails as it would have)."""
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def _reads_lazily(path: str) -> bool:
     """Build mode, before the import: whether the candidate's source compiles an extension only at
     its first call (:func:`.lazy_compile.compiles_lazily`)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return compiles_lazily(f.read())
-    except Exception:  # noqa: BLE001 - unreadable, or too deep for the parser: no warm-up, the run compiles
+        return compiles_lazily(_source(path))
+    except Exception:  # noqa: BLE001 - too deep for the parser: no warm-up, the run compiles
         return False
 
 
