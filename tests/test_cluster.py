@@ -199,7 +199,9 @@ def test_a_node_lost_mid_batch_loses_and_duplicates_nothing(cluster, batch, loca
     run_id, rows = run_batch_on_ray(*batch, run_id="node-lost", runs_root=tmp_path, opts=opts, progress=False, judges=2,
                                     recover_timeout_s=60, events=events)
     killer.join()
-    assert killed, "the second node never received work, so it was not killed"
+    assert killed, ("the second node never received work, so it was not killed; the batch's events (t, event, judge, node):\n"
+                    + "\n".join(f"{e.get('t', 0):.2f} {e.get('event')} {e.get('judge')} {str(e.get('node'))[:8]} {e.get('key', '')}"
+                                 for e in events))
     died = [e for e in events if e["event"] == "judge_died"]
     assert len(died) == 1 and died[0]["node"] == second.node_id and died[0]["requeued"] >= 1
     df = read_records(tmp_path, run_id)
