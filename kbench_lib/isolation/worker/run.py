@@ -67,8 +67,9 @@ def run(mode: str, jobdir: str) -> int:
     if not _open_out_folder(outdir, mode, chan):
         return 0
     t_imported = _monotonic()
+    source = _source(job.get("candidate_path"))  # read before the candidate can rewrite it
     # before the harness's snapshot and the candidate: its JIT builds go through the cache
-    extension_cache.install(pid_names=extension_cache.names_by_pid(_source(job.get("candidate_path"))))
+    extension_cache.install(pid_names=extension_cache.names_by_pid(source))
     _start_runtime_threads(device, job.get("profile", True))
     threads_before = _threads()
     settings = _settings()
@@ -80,7 +81,7 @@ def run(mode: str, jobdir: str) -> int:
     if _ARENA[0] is not None:  # outputs go to the judge's device arena (its mapping took this long)
         parts["arena"] = t_context - t_arena
     chan.send(event="stage", stage="build" if mode == "build" else "load", parts={k: round(v, 4) for k, v in parts.items()})
-    ModelNew = _load_candidate(job, mode, chan, backend_failed)
+    ModelNew = _load_candidate(job, mode, chan, backend_failed, source)
     if ModelNew is None:
         return 0
 
@@ -159,27 +160,28 @@ def _source(path: str | None) -> str:
         return ""
 
 
-def _reads_lazily(path: str) -> bool:
+def _reads_lazily(source: str) -> bool:
     """Build mode, before the import: whether the candidate's source compiles an extension only at
     its first call (:func:`.lazy_compile.compiles_lazily`)."""
     try:
-        return compiles_lazily(_source(path))
+        return compiles_lazily(source)
     except Exception:  # noqa: BLE001 - too deep for the parser: no warm-up, the run compiles
         return False
 
 
-def _load_candidate(job: dict, mode: str, chan: Channel, backend_failed: str | None = None) -> type | None:
+def _load_candidate(job: dict, mode: str, chan: Channel, backend_failed: str | None = None, source: str = "") -> type | None:
     """Imports the candidate; its ``ModelNew`` class in run mode. None where the import failed (a
     ``load_error`` or ``compile_error`` reported), in build mode (``built`` reported), or where it
     defines no ``ModelNew(nn.Module)``. ``backend_failed``: why the backend's DSL package did not
-    import (:func:`.start._import_backend`): the candidate is not imported, a ``compile_error``. In
+    import (:func:`.start._import_backend`): the candidate is not imported, a ``compile_error``.
+    ``source``: the candidate's source as read before any of its code ran (:func:`_source`). In
     build mode ``built`` is reported before the warm-up call under fake tensors (:mod:`.lazy_compile`),
     made only for a source that compiles at its first call: whatever that call does (a raise, a
     crash, a hang) the build is done."""
     if backend_failed:
         chan.send(event="failure", failure="compile_error", message=backend_failed)
         return None
-    lazy = mode == "build" and _reads_lazily(job["candidate_path"])  # read before the candidate can rewrite it
+    lazy = mode == "build" and _reads_lazily(source)
     try:
         module = import_candidate(job["candidate_path"])
     except SyntaxError as e:
