@@ -184,7 +184,30 @@ def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: fl
             "first_requeued_recorded_after_s": round(first_after - kill_t, 2) if first_after and kill_t else None,
             "requeued": died[0]["requeued"] if died else 0, "judges_died": len(died),
             "duplicates_dropped": sum(1 for e in events if e["event"] == "duplicate_dropped"),
-            "recorded_by_node": _count_by_node(events), "wall": wall}
+            "recorded_by_node": _count_by_node(events), "judges": judges_timeline(events, started), "wall": wall}
+
+
+def judges_timeline(events: list, started: float) -> list[dict]:
+    """Per judge, seconds from the pass's start: when it was ready, sent its first job, recorded its
+    first and last verdict, and how many it recorded: where a pass loses time against the local one."""
+    out: dict = {}
+    for e in events:
+        j = e.get("judge")
+        if j is None:
+            continue
+        row = out.setdefault(j, {"judge": j, "recorded": 0})
+        t = round(e["t"] - started, 1)
+        if e["event"] == "judge_ready":
+            row["ready_s"] = t
+        elif e["event"] == "dispatched":
+            row.setdefault("first_sent_s", t)
+        elif e["event"] == "recorded":
+            row.setdefault("first_recorded_s", t)
+            row["last_recorded_s"] = t
+            row["recorded"] += 1
+        elif e["event"] == "judge_died":
+            row["died_s"] = t
+    return [out[k] for k in sorted(out)]
 
 
 def _count_by_node(events: list) -> dict:
@@ -276,11 +299,15 @@ def main() -> None:
         if {"ray", "fault"} & set(a.passes):
             ray, address, head, second = start_cluster(work, a.cpus_per_node, gpus)
             nodes = [head, second]
-            if "ray" in a.passes:
+            if "ray" in a.passes:  # as runner.run_batch(..., ray=address) runs it, with the driver's events kept
+                from kbench_lib.cluster import run_batch_on_ray
+
                 shutil.rmtree(root / "ray", ignore_errors=True)
-                t0 = time.time()
-                runner.run_batch(problems, model, run_id="ray", runs_root=root, opts=opts, progress=False, ray=address)
-                finish(summary("ray", read_records(root, "ray"), time.time() - t0, n_gpu, 2, expected))
+                events, t0 = [], time.time()
+                run_batch_on_ray(problems, model, address=address, run_id="ray", runs_root=root, opts=opts, progress=False,
+                                 events=events)
+                finish(summary("ray", read_records(root, "ray"), time.time() - t0, n_gpu, 2, expected,
+                               judges=judges_timeline(events, t0)))
             if "fault" in a.passes:
                 shutil.rmtree(root / "fault", ignore_errors=True)
                 f = fault_pass(ray, problems, model, opts, root, second, a.kill_at, gpus)

@@ -63,3 +63,13 @@ def test_work_a_lost_judge_held_goes_to_the_front_of_the_least_loaded_live_share
     share = deque()
     q.refill(share, [])
     assert share[0].key == ("m", "level1/5_E", 0)
+
+
+def test_a_judge_whose_jobs_all_wait_on_slow_builds_takes_half_of_the_largest_share():
+    """A build that hangs until its limit would keep that judge idle while another holds work."""
+    q = WorkQueue(low_water=2)
+    waiting, other = deque(_jobs("1_A", 1)), deque(_jobs("2_B", 4))
+    assert q.refill(waiting, [other]) == []  # holding a job, not stuck: it takes nothing
+    taken = q.refill(waiting, [other], stuck=True)
+    assert [j.key for j in taken] == [("m", "level1/2_B", 2), ("m", "level1/2_B", 3)] and len(other) == 2
+    assert [j.key for j in waiting][0] == ("m", "level1/1_A", 0)

@@ -100,7 +100,7 @@ def test_a_build_that_sleeps_ends_at_the_idle_limit(scale_add_relu, fixtures, fa
 def test_a_batch_builds_a_failing_candidate_once(scale_add_relu, fixtures, fast_cpu_opts, tmp_path, monkeypatch):
     """A build the batch tried ahead and that failed at its limit (not remembered in the cache) is
     the verdict: the judge does not build it a second time, which would take the limit again."""
-    from kbench_lib.batch import runner
+    from kbench_lib.batch import local_batch, runner
     from kbench_lib.judging import pipeline as judge_mod
 
     calls = []
@@ -112,6 +112,7 @@ def test_a_batch_builds_a_failing_candidate_once(scale_add_relu, fixtures, fast_
 
     monkeypatch.setattr(judge_mod, "build_candidate", counted)
     monkeypatch.setattr(runner, "build_candidate", counted)
+    monkeypatch.setattr(local_batch, "build_candidate", counted)
     folder = tmp_path / "cands"
     folder.mkdir()
     (folder / f"{scale_add_relu.path.stem}__hang.py").write_text((fixtures / "bad_candidates" / "build_hang.py").read_text())

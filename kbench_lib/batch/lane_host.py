@@ -9,7 +9,7 @@ lane is a process that sees only its GPU (``CUDA_VISIBLE_DEVICES``; it judges on
 its verdicts are recorded under the batch's name for the GPU), as a one-GPU batch is: its CUDA
 context, profiler sessions, prepared references, fork server and Python interpreter are its own.
 
-What stays with the batch's process (:class:`kbench_lib.batch.runner._Batch`): the model's samples and
+What stays with the batch's process (:class:`kbench_lib.batch.local_batch._Batch`): the model's samples and
 their lanes (:class:`kbench_lib.batch.lanes.JudgeLanes`), the builds, the records and the progress bar.
 The lane's process runs the same lane loop as a thread would (``_Batch.work``) and asks for all
 of that over one socket, a request and its answer at a time (pickled,
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 from ..isolation import server_pool
 
 if TYPE_CHECKING:
-    from .runner import _Batch  # noqa: F401 - annotations only (never imported at run time)
+    from .local_batch import _Batch  # noqa: F401 - annotations only (never imported at run time)
 
 DEATHS_IN_A_ROW = 3  # lane processes that died without recording a verdict in between: the lane gives up (the batch stops)
 _LANE_CALLS = frozenset({"upcoming", "wait_for_more", "ended_here", "forget", "done", "abort"})

@@ -84,7 +84,7 @@ class _RemoteBuilds:
 def _judge_batch(link: _Link, config: dict) -> None:
     """One batch's lane, judged here: the lane loop of ``_Batch.work`` on this process's device,
     with the batch's lanes, builds and records asked of the batch's process."""
-    from .runner import _Batch
+    from .local_batch import _Batch
 
     class _LaneBatch(_Batch):
         def record_arrival(self, a, v) -> None:

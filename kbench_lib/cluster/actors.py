@@ -5,10 +5,11 @@ imports without Ray.
 
 Each judging actor is one process that owns its GPU for timing (Ray gives it exactly one, as its
 ``cuda:0``, through ``CUDA_VISIBLE_DEVICES``). It judges exactly as the local runner does
-(:func:`kbench_lib.batch.runner._judge_one`): candidates run in their own isolated processes, forked
-from this actor's own warm fork server (:mod:`kbench_lib.isolation.forkserver`), and a candidate that kills
-its process is a ``crash`` verdict. The reference side of a problem is prepared once per actor and
-kept for the next candidates of that problem.
+with the same lane loop (:meth:`kbench_lib.batch.local_batch._Batch.work`, :mod:`.lane`): candidates
+run in their own isolated processes, forked from this actor's own warm fork server
+(:mod:`kbench_lib.isolation.forkserver`), started as the actor starts, and a candidate that kills
+its process is a ``crash`` verdict. The reference side of a problem is prepared once per actor,
+ahead of its first candidate where the lane can, and kept for the next candidates of that problem.
 """
 from __future__ import annotations
 
@@ -57,21 +58,24 @@ def node_id() -> str | None:
 
 
 class JudgeActor:
-    """A judging process (see the module docstring)."""
+    """A judging process (see the module docstring): the local runner's lane loop in a thread of
+    its own (:class:`.lane.ActorLane`), fed jobs with :meth:`put` and read with :meth:`verdicts`
+    (a threaded actor: those calls run beside the lane's judging)."""
 
-    def __init__(self, opts: JudgeOptions, kind: str, keep_prepared: int = 16):
+    def __init__(self, opts: JudgeOptions, kind: str):
+        from .lane import ActorLane
+
         self.opts = opts
         self.device = local_device(kind)
         if self.device.startswith("cuda"):
             import torch
 
             torch.cuda.set_device(0)
-        from ..batch.held_references import PreparedReferences
-
-        # each problem's reference held while its samples come (up to keep_prepared problems, and
-        # the memory budgets of the local runner): prepared again, it would draw fresh seeds and
-        # time the eager baseline anew halfway through a problem's samples
-        self._prepared = PreparedReferences(self.device, opts, keep=max(1, keep_prepared))
+        # the lane starts its fork server at once and prepares the references of what it is sent
+        # while the server starts, each problem's held while its samples come (within the local
+        # runner's memory budgets): prepared again, it would draw fresh seeds and time the eager
+        # baseline anew halfway through a problem's samples
+        self._lane = ActorLane(opts, self.device)
 
     def info(self) -> dict:
         """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
@@ -83,20 +87,21 @@ class JudgeActor:
                 "device_name": device_name(self.device), "gpu": visible if self.device.startswith("cuda") else None,
                 "env": environment(self.device)}
 
-    def judge(self, problem: Problem, sample, err: str | None):
-        """The verdict on one sample (a :class:`kbench_lib.judging.pipeline.Verdict`; a judge_error verdict
-        when the judge itself failed, never an exception)."""
-        from ..batch import verdicts
+    def put(self, jobs: list[tuple]) -> None:
+        """Jobs to judge, in order: (token, problem, sample, error message, last) (:meth:`.lane.ActorLane.put`)."""
+        self._lane.put(jobs)
 
-        problem = local_problem(problem)
-        prepared = self._prepared.get(problem) if sample is not None and sample.candidate is not None else None
-        return verdicts._judge_one(problem, sample, err, prepared, self.device, self.opts)
+    def verdicts(self, acknowledged: list, timeout: float) -> list[tuple]:
+        """[(token, verdict)] the driver has not acknowledged, once there is one or after
+        ``timeout`` seconds (:meth:`.lane.ActorLane.verdicts`): verdicts, never an exception, for
+        the candidates; an exception when the lane itself stopped."""
+        return self._lane.verdicts(acknowledged, timeout)
 
     def close(self) -> None:
-        """Releases the prepared references and stops this process's fork servers."""
+        """Ends the lane (its references released) and stops this process's fork servers."""
         from ..isolation.sandbox import close_servers
 
-        self._prepared.release_all()
+        self._lane.close()
         close_servers()
 
 

@@ -61,8 +61,10 @@ def judge_count(ray, kind: str, gpus: int | str | None, judges: int | None) -> i
 
 
 def judge_options(kind: str) -> dict:
-    """Ray options of a judging actor: one GPU it owns for timing (and a CPU), or one CPU."""
-    opts = {"num_cpus": 1, "num_gpus": 1 if kind == "cuda" else 0, "max_restarts": 0, "max_task_retries": 0}
+    """Ray options of a judging actor: one GPU it owns for timing (and a CPU), or one CPU. A threaded
+    actor: the driver's calls (jobs in, verdicts out) run beside its lane's judging."""
+    opts = {"num_cpus": 1, "num_gpus": 1 if kind == "cuda" else 0, "max_restarts": 0, "max_task_retries": 0,
+            "max_concurrency": 4}
     if kind != "cuda":
         opts["scheduling_strategy"] = "SPREAD"
     return opts

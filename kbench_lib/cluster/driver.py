@@ -7,8 +7,9 @@ becoming ready, a verdict (judging actor). The loop waits for any of them and ac
 
 - answers become jobs in the queue;
 - a judge with room gets whole problems from the queue (:class:`.work.WorkQueue`), starts their
-  builds on its node and is sent up to ``DEPTH`` jobs whose builds are done;
-- a verdict becomes a record;
+  builds on its node and is sent up to ``DEPTH`` jobs whose builds are done, each under a token;
+- each judge has one call out at a time that waits for its verdicts (:meth:`.actors.JudgeActor.verdicts`,
+  acknowledging those read before): each verdict becomes a record;
 - a judge that died (its process, or its node) gives back its share and the jobs it was running,
   which go first in line to the judges left, and a replacement judge is asked for (Ray starts it
   when a GPU is free again: a node that returns, or a new one). The job it was running when it
@@ -33,7 +34,10 @@ from . import actors, connect
 from .errors import ClusterError
 from .work import Job, WorkQueue, jobs_for
 
-DEPTH = 2  # jobs sent to a judge ahead of its verdicts (one running, one waiting in its queue)
+DEPTH = 3  # jobs sent to a judge ahead of its verdicts (one running, the next ones waiting in its lane's line, whose
+#             references its lane prepares while a worker starts)
+STUCK_S = 10.0  # a judge running nothing whose every job has waited this long for its build takes work from another
+POLL_S = 2.0  # how long a judge's call for verdicts waits for one before it returns with none
 MAX_DEATHS = 3  # judge deaths a job may be running at before it is recorded as a judge_error
 STARTUP_FAILURES = 3  # judges in a row that die before they are ready: the cluster cannot judge
 
@@ -46,7 +50,9 @@ class Judge:
     alive: bool = False
     dead: bool = False
     share: deque = field(default_factory=deque)  # jobs given to it, not yet sent
-    running: dict = field(default_factory=dict)  # ref -> job, in the order sent
+    running: dict = field(default_factory=dict)  # token -> job sent and not yet recorded, in the order sent
+    acknowledged: list = field(default_factory=list)  # tokens of verdicts read since its last call for verdicts
+    sent_any: bool = False  # whether it has been sent a job yet
 
     @property
     def node(self) -> str | None:
@@ -69,7 +75,9 @@ class Batch:
         self.n_judges = connect.judge_count(ray, self.kind, gpus, judges)
         self.queue = WorkQueue()
         self.refs: dict = {}  # object ref -> (what, data)
+        self.tokens = 0  # the last token given to a job sent to a judge
         self.builds: dict = {}  # (node id, kernel sha) -> ref while building, True when done
+        self.build_started: dict = {}  # (node id, kernel sha) -> when its build started
         self._slots: dict = {}  # (node id, judges there) -> builds at once there
         self.judges: list[Judge] = []
         self.gen_actor = None
@@ -165,6 +173,7 @@ class Batch:
                 raise ClusterError(f"{self.startup_failures} judging actors in a row died before they were ready; the last: {e}") from e
             return
         judge.alive, self.startup_failures = True, 0
+        self.poll(judge)
         self.event("judge_ready", judge=judge.index, node=judge.node, host=judge.info["host"], gpu=judge.info["gpu"],
                    device_name=judge.info["device_name"])
         mine = judge.info["env"].get("git_sha")
@@ -188,8 +197,8 @@ class Batch:
         except Exception:  # noqa: BLE001 - already gone
             pass
         running = list(judge.running.values())
-        for ref in judge.running:
-            self.refs.pop(ref, None)
+        for ref in [r for r, (_, data) in self.refs.items() if data is judge]:  # its calls for verdicts and its jobs sent
+            del self.refs[ref]
         if running:
             running[0].deaths += 1
         back = [j for j in running + list(judge.share) if j.key not in self.done]
@@ -225,9 +234,26 @@ class Batch:
             remote = self.ray.remote(actors.build_on_node).options(**connect.build_options(self.kind, judge.node, judge.info["gpu"]))
             ref = remote.remote(c, self.kind, self.opts)
             self.builds[key] = ref
+            self.build_started[key] = time.monotonic()
             self.refs[ref] = ("built", key)
             return False
         return state is True
+
+    def stuck(self, judge: Judge) -> bool:
+        """Whether ``judge`` runs nothing and each job of its share waits for a build that started
+        over ``STUCK_S`` ago (one that hangs until its limit would otherwise keep it idle while
+        another judge still holds work)."""
+        if judge.running or not judge.share:
+            return False
+        now = time.monotonic()
+        for job in judge.share:
+            c = job.candidate
+            key = (judge.node, c.sha) if c is not None else None
+            if key is None or not build.needs_build(c) or self.builds.get(key) is True:
+                return False
+            if now - self.build_started.get(key, now) < STUCK_S:
+                return False
+        return True
 
     def building(self, node: str) -> int:
         return sum(1 for (n, _), state in self.builds.items() if n == node and state is not True)
@@ -251,39 +277,70 @@ class Batch:
         """Gives every live judge work and sends it what it can start."""
         for judge in self.live():
             others = [j.share for j in self.live() if j is not judge] if not judge.running else []  # only an idle judge takes work
-            for job in self.queue.refill(judge.share, others):
+            for job in self.queue.refill(judge.share, others, self.stuck(judge)):
                 self.build_ready(judge, job)  # builds start as soon as the work is given
+            sent = []
             for job in list(judge.share):
-                if len(judge.running) >= DEPTH:
+                if len(judge.running) + len(sent) >= DEPTH:
                     break
-                if self.build_ready(judge, job):
+                # a judge's first jobs go at once: its lane finds them in the node's build cache, or
+                # builds them there (a build task of the same source beside it is waited for), while
+                # its fork server starts; the first build tasks on a node wait for Ray workers to start
+                if self.build_ready(judge, job) or not judge.sent_any:
                     judge.share.remove(job)
-                    ref = judge.handle.judge.remote(job.problem, job.sample, job.err)
-                    judge.running[ref] = job
-                    self.refs[ref] = ("judged", judge)
-                    self.event("dispatched", key=list(job.key), judge=judge.index, node=judge.node)
+                    sent.append(job)
+            if sent:
+                self.send(judge, sent)
 
-    def on_judged(self, ref, judge: Judge) -> None:
-        job = judge.running[ref]
+    def send(self, judge: Judge, jobs: list[Job]) -> None:
+        """``jobs`` to ``judge``'s lane, in order, each under a new token; a job is its problem's
+        ``last`` when no other sample of that problem follows it in the judge's share (the lane may
+        let its reference go once judged; more of it later are prepared again)."""
+        judge.sent_any = True
+        batch = []
+        for i, job in enumerate(jobs):
+            self.tokens += 1
+            later = {j.problem.key for j in jobs[i + 1:]} | {j.problem.key for j in judge.share}
+            batch.append((self.tokens, job.problem, job.sample, job.err, job.problem.key not in later))
+            judge.running[self.tokens] = job
+            self.event("dispatched", key=list(job.key), judge=judge.index, node=judge.node)
+        self.refs[judge.handle.put.remote(batch)] = ("sent", judge)
+
+    def poll(self, judge: Judge) -> None:
+        """``judge``'s call for its verdicts, acknowledging those read since the last."""
+        ref = judge.handle.verdicts.remote(judge.acknowledged, POLL_S)
+        judge.acknowledged = []
+        self.refs[ref] = ("verdicts", judge)
+
+    def on_sent(self, ref, judge: Judge) -> None:
+        """Jobs handed to a judge: if they did not arrive, the judge is taken for lost (its work,
+        these jobs with it, goes back in line; a job it had judged anyway is not recorded twice)."""
         try:
-            verdict = self.ray.get(ref)
-        except self.ray.exceptions.RayActorError as e:
-            self.on_died(judge, e)  # the job is still among those it was running when the death is counted
+            self.ray.get(ref)
+        except self.ray.exceptions.RayError as e:
+            self.on_died(judge, e)
+
+    def on_verdicts(self, ref, judge: Judge) -> None:
+        """Verdicts from ``judge``: each recorded (once: one the judge sends again because its
+        acknowledgement was lost is dropped), and its next call for verdicts made. A judge whose
+        process or node died, or whose lane stopped (its own code failed), is taken for lost: its
+        work goes back in line (:meth:`on_died`). A call lost to the system (an object or RPC lost
+        with a node) is made again: the judge keeps its verdicts until they are acknowledged."""
+        try:
+            got = self.ray.get(ref)
+        except (self.ray.exceptions.RayActorError, self.ray.exceptions.RayTaskError) as e:
+            self.on_died(judge, e)
             return
-        except self.ray.exceptions.RayTaskError as e:  # the judge's own code raised: recorded, not retried
-            verdict = self._driver_verdict(job, judge.info, "judge_error", f"the judging call failed: {str(e)[-3000:]}")
-        except self.ray.exceptions.RayError as e:  # the system's (a lost object, an RPC): judged again, up to MAX_DEATHS
-            del judge.running[ref]
-            job.deaths += 1
-            if job.deaths >= MAX_DEATHS:
-                self.record(job, self._driver_verdict(job, judge.info, "judge_error",
-                                                      f"the judging call failed {job.deaths} times (last: {str(e)[-2000:]})"), judge)
-            else:
-                self.queue.put_back([job])
-                self.event("requeued", key=list(job.key), error=str(e)[-500:])
-            return
-        del judge.running[ref]
-        self.record(job, verdict, judge)
+        except self.ray.exceptions.RayError as e:
+            self.event("verdicts_call_lost", judge=judge.index, error=str(e)[-500:])
+            got = []
+        for token, verdict in got:
+            judge.acknowledged.append(token)
+            job = judge.running.pop(token, None)
+            if job is not None:
+                self.record(job, verdict, judge)
+        if judge.alive:
+            self.poll(judge)
 
     def record(self, job: Job, verdict: Verdict, judge: Judge) -> None:
         if job.key in self.done:  # never twice

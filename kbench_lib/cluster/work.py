@@ -3,7 +3,8 @@ and each judge's share. Plain Python (no Ray), so the rules can be read and test
 
 A judge is given whole problems (its reference is prepared once per problem and judge), a few
 at a time so that the builds of what comes next run while it judges. A judge that has nothing
-left takes half of the largest share another judge has not started yet. When a judge dies, its
+left, or only jobs whose builds are taking long (a build that hangs until its limit), takes half
+of the largest share another judge has not started yet. When a judge dies, its
 share and the jobs it was running go to the front of the least-loaded live judge's share (the
 front of the queue when none is alive).
 """
@@ -72,16 +73,17 @@ class WorkQueue:
         for group in reversed(groups):
             self._groups.appendleft(group)
 
-    def refill(self, share: deque, others: list[deque]) -> list[Job]:
+    def refill(self, share: deque, others: list[deque], stuck: bool = False) -> list[Job]:
         """Gives ``share`` whole problems from the queue while it holds fewer than ``low_water``
-        jobs; with the queue empty and ``share`` empty, half (at least one) of the largest of
+        jobs; with the queue empty and ``share`` empty, or ``stuck`` (none of its jobs can start:
+        each waits for a build that is taking long), half (at least one) of the largest of
         ``others``, taken from its end. Returns the jobs given."""
         given: list[Job] = []
         while len(share) < self.low_water and self._groups:
             group = self._groups.popleft()
             share.extend(group)
             given += group
-        if not share and not self._groups:
+        if (not share or stuck) and not self._groups:
             victim = max(others, key=len, default=None)
             if victim:
                 n = max(1, len(victim) // 2)

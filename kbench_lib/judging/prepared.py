@@ -184,7 +184,7 @@ class PreparedProblem:
         reference's profile. A batch that overlaps candidates calls this while no worker runs, so
         that no measurement of the reference shares the GPU with a candidate; judging one
         candidate at a time measures them lazily, as the first candidate needs them, and a batch
-        whose fork server still starts measures them ahead (:meth:`kbench_lib.batch.runner._Batch.prepare_ahead`).
+        whose fork server still starts measures them ahead (:meth:`kbench_lib.batch.local_batch._Batch.prepare_ahead`).
         ``cancel`` is asked before each measurement; once it says so, the rest is left to be
         measured when it is needed. Returns the seconds each measurement made here took
         (``profile``, ``baseline``, ``variant:<config>``, ``compile``), with the eager baseline's

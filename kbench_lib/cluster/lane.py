@@ -1,0 +1,107 @@
+"""A judging actor's lane: the local runner's lane loop (:meth:`kbench_lib.batch.local_batch._Batch.work`)
+inside the actor, fed by the driver and read back by it.
+
+A judging actor used to judge each job the driver sent as one call (``verdicts._judge_one``): its
+fork server started at its first candidate, and each new problem's reference was prepared between
+two candidates. The local runner's lane does better on both: it starts the fork server at once and
+prepares the references of the problems waiting in its line while the server starts, then the
+next problem's while a worker starts behind its gate. Here the actor runs that same loop in a
+thread of its own, over a one-lane :class:`kbench_lib.batch.lanes.JudgeLanes`:
+
+- :meth:`ActorLane.put` gives it jobs (each with the driver's token for it) in the order sent;
+- each verdict waits in an outbox, under its token, until the driver has read it and said so in its
+  next :meth:`ActorLane.verdicts` call, so a reply lost on its way (an RPC lost with a node) is sent
+  again, and the driver, which records a sample key only once, drops what it already has;
+- a sample without a candidate (the model failed on the problem) needs no GPU: its verdict is made
+  at once, as the local runner makes it.
+
+The driver sends a job only once its build on this node is done (:meth:`.driver.Batch.build_ready`),
+so the lane finds it in the build cache.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+
+from ..judging.pipeline import JudgeOptions
+from ..suite.problems import Problem
+
+
+class LaneStopped(RuntimeError):
+    """The actor's lane loop ended with an error: this judge cannot go on (the driver replaces it)."""
+
+
+class ActorLane:
+    """One device's lane loop in a thread of the judging actor (see the module docstring)."""
+
+    def __init__(self, opts: JudgeOptions, device: str):
+        from ..batch.lanes import JudgeLanes
+        from ..batch.local_batch import _Batch
+
+        lane = self
+        self.device, self.opts = device, opts
+        self._cond = threading.Condition()
+        self._outbox: dict = {}  # token -> verdict, until the driver acknowledges it
+        self._tokens: dict[int, object] = {}  # id of an arrival in the lane -> its token
+        self._ended = False  # the lane loop has returned
+        self._stopped: str | None = None  # why it ended with an error
+
+        class _Lane(_Batch):
+            def record_arrival(self, a, v) -> None:
+                lane._deliver(lane._tokens.pop(id(a)), v)
+
+        self.batch = _Lane(None, "ray", "", "single", opts, [device], 0, False, lane_processes=False)
+        self.batch.lanes = JudgeLanes(1, limit=1 << 20)  # the driver bounds what it sends (DEPTH)
+        self.thread = threading.Thread(target=self._run, name=f"kbench-judge-{device}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.batch.work(0, self.device)
+            failed = self.batch.failed
+            why = "".join(traceback.format_exception(failed))[-3000:] if failed is not None else None
+        except BaseException:  # noqa: BLE001 - reported to the driver, which replaces this judge
+            why = traceback.format_exc()[-3000:]
+        with self._cond:
+            self._stopped = why
+            self._ended = True
+            self._cond.notify_all()
+
+    def _deliver(self, token, verdict) -> None:
+        with self._cond:
+            self._outbox[token] = verdict
+            self._cond.notify_all()
+
+    def put(self, jobs: list[tuple]) -> None:
+        """Jobs for the lane, in order: (token, problem, sample, error message, last), ``last``
+        when the driver sends this judge no further sample of that problem for now."""
+        from ..batch import verdicts
+        from ..generation.samples import Arrival
+        from .actors import local_problem
+
+        for token, problem, sample, err, last in jobs:
+            problem: Problem = local_problem(problem)
+            if sample is None or sample.candidate is None:
+                self._deliver(token, verdicts._judge_one(problem, sample, err, None, self.device, self.opts))
+                continue
+            arrival = Arrival(problem, sample, None, last)
+            self._tokens[id(arrival)] = token
+            self.batch.lanes.put(arrival)
+
+    def verdicts(self, acknowledged: list, timeout: float) -> list[tuple]:
+        """[(token, verdict)] not yet acknowledged, once there is one or after ``timeout`` seconds
+        (maybe none, and none at once after :meth:`close`); those in ``acknowledged`` the driver
+        has, and are dropped first. Raises :class:`LaneStopped` once the lane loop has failed with
+        nothing left to hand over."""
+        with self._cond:
+            for token in acknowledged:
+                self._outbox.pop(token, None)
+            self._cond.wait_for(lambda: self._outbox or self._ended, timeout=timeout)
+            if not self._outbox and self._stopped is not None:
+                raise LaneStopped(f"the judging lane stopped: {self._stopped}")
+            return list(self._outbox.items())
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Lets the lane finish what it holds, then end (its references are released as it ends)."""
+        self.batch.lanes.close()
+        self.thread.join(timeout)

@@ -1,0 +1,55 @@
+"""A judging actor's lane (kbench_lib.cluster.lane), without Ray: the local runner's lane loop fed
+jobs under tokens; its verdicts stay until the driver acknowledges them, so a reply lost on its
+way is sent again."""
+import time
+
+import pytest
+
+from kbench_lib.cluster.lane import ActorLane, LaneStopped
+from kbench_lib.core.candidates import load_candidate
+from kbench_lib.generation.samples import Sample
+from kbench_lib.judging.pipeline import JudgeOptions
+from kbench_lib.suite.problems import load_problem
+
+pytestmark = pytest.mark.slow
+
+
+def _collect(lane: ActorLane, tokens: set, acknowledged: list, within: float = 180.0) -> dict:
+    got: dict = {}
+    deadline = time.monotonic() + within
+    while set(got) != tokens and time.monotonic() < deadline:
+        for token, verdict in lane.verdicts(acknowledged, 1.0):
+            got[token] = verdict
+    return got
+
+
+def test_a_lanes_verdicts_are_kept_until_acknowledged_and_a_model_failure_needs_no_judging(fixtures):
+    problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    good = Sample(0, load_candidate(fixtures / "candidates" / "scale_add_relu_cpp.py"))
+    wrong = Sample(1, load_candidate(fixtures / "candidates" / "scale_add_relu_wrong.py"))
+    lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60), "cpu")
+    try:
+        lane.put([(1, problem, good, None, False), (2, problem, wrong, None, True),
+                  (3, problem, None, "model m failed to produce a candidate: server down", True)])
+        got = _collect(lane, {1, 2, 3}, [])
+        assert got[1].correct and got[1].failure is None
+        assert not got[2].correct and got[2].failure == "output_mismatch"
+        assert got[3].failure == "load_error" and "server down" in got[3].message
+        again = dict(lane.verdicts([], 0.1))  # none acknowledged: all sent again
+        assert set(again) == {1, 2, 3}
+        assert lane.verdicts([1, 2, 3], 0.1) == []  # acknowledged: gone
+    finally:
+        lane.close()
+    assert not lane.thread.is_alive() and lane.verdicts([], 5.0) == []  # closed: nothing, at once
+
+
+def test_a_lane_whose_loop_fails_says_so_once_its_verdicts_are_handed_over(fixtures):
+    problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60), "cpu")
+    lane.put([(7, problem, None, "model m failed to produce a candidate: server down", True)])
+    lane.batch.failed = RuntimeError("recording failed")  # the loop ends as a failed batch's does
+    lane.batch.lanes.abort(lane.batch.failed)
+    lane.thread.join(30)
+    assert [t for t, _ in lane.verdicts([], 1.0)] == [7]  # what it made is still handed over
+    with pytest.raises(LaneStopped, match="recording failed"):
+        lane.verdicts([7], 1.0)
