@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import replace
 from pathlib import Path
 
 from ..judging.pipeline import JudgeOptions
@@ -25,27 +24,6 @@ from ..suite.problems import Problem
 def local_device(kind: str) -> str:
     """The device a judging process uses: its one visible GPU, or the CPU."""
     return "cuda:0" if kind == "cuda" else "cpu"
-
-
-def local_problem(problem: Problem) -> Problem:
-    """``problem`` with a path that exists on this node and holds its source: the driver's path
-    where this node has the same file (one checkout, a shared file system), else a copy written
-    under the build cache, named after its content. The problem's key (level and file stem) is
-    kept."""
-    try:
-        if problem.path.read_text() == problem.source:
-            return problem
-    except OSError:
-        pass
-    from ..judging.build import cache_root
-
-    path = cache_root() / "problems" / problem.sha / problem.path.name
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(problem.source)
-        tmp.replace(path)
-    return replace(problem, path=path)
 
 
 def node_id() -> str | None:

@@ -20,11 +20,34 @@ so the lane finds it in the build cache.
 """
 from __future__ import annotations
 
+import os
 import threading
 import traceback
+from dataclasses import replace
 
 from ..judging.pipeline import JudgeOptions
 from ..suite.problems import Problem
+
+
+def local_problem(problem: Problem) -> Problem:
+    """``problem`` with a path that exists on this node and holds its source: the driver's path
+    where this node has the same file (one checkout, a shared file system), else a copy written
+    under the build cache, named after its content. The problem's key (level and file stem) is
+    kept."""
+    try:
+        if problem.path.read_text() == problem.source:
+            return problem
+    except OSError:
+        pass
+    from ..judging.build import cache_root
+
+    path = cache_root() / "problems" / problem.sha / problem.path.name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(problem.source)
+        tmp.replace(path)
+    return replace(problem, path=path)
 
 
 class LaneStopped(RuntimeError):
@@ -77,7 +100,6 @@ class ActorLane:
         when the driver sends this judge no further sample of that problem for now."""
         from ..batch import verdicts
         from ..generation.samples import Arrival
-        from .actors import local_problem
 
         for token, problem, sample, err, last in jobs:
             problem: Problem = local_problem(problem)
