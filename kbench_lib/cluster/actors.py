@@ -43,7 +43,6 @@ class JudgeActor:
     def __init__(self, opts: JudgeOptions, kind: str):
         from .lane import ActorLane
 
-        self.opts = opts
         self.device = local_device(kind)
         if self.device.startswith("cuda"):
             import torch

@@ -1,12 +1,10 @@
 """A judging actor's lane: the local runner's lane loop (:meth:`kbench_lib.batch.local_batch._Batch.work`)
 inside the actor, fed by the driver and read back by it.
 
-A judging actor used to judge each job the driver sent as one call (``verdicts._judge_one``): its
-fork server started at its first candidate, and each new problem's reference was prepared between
-two candidates. The local runner's lane does better on both: it starts the fork server at once and
-prepares the references of the problems waiting in its line while the server starts, then the
-next problem's while a worker starts behind its gate. Here the actor runs that same loop in a
-thread of its own, over a one-lane :class:`kbench_lib.batch.lanes.JudgeLanes`:
+The actor runs the lane loop a local GPU runs, in a thread of its own, over a one-lane
+:class:`kbench_lib.batch.lanes.JudgeLanes`: its fork server starts with the actor, the references of
+the problems waiting in its line are prepared while the server starts, and the next problem's
+while a worker starts behind its gate.
 
 - :meth:`ActorLane.put` gives it jobs (each with the driver's token for it) in the order sent;
 - each verdict waits in an outbox, under its token, until the driver has read it and said so in its
@@ -15,8 +13,9 @@ thread of its own, over a one-lane :class:`kbench_lib.batch.lanes.JudgeLanes`:
 - a sample without a candidate (the model failed on the problem) needs no GPU: its verdict is made
   at once, as the local runner makes it.
 
-The driver sends a job only once its build on this node is done (:meth:`.driver.Batch.build_ready`),
-so the lane finds it in the build cache.
+The driver sends a job once its build on this node is done (:meth:`.driver.Batch.build_ready`), so
+the lane finds it in the build cache; a judge's first jobs go at once, and the lane builds them, or
+waits for the node's build of the same source.
 """
 from __future__ import annotations
 
@@ -102,7 +101,7 @@ class ActorLane:
         from ..generation.samples import Arrival
 
         for token, problem, sample, err, last in jobs:
-            problem: Problem = local_problem(problem)
+            problem = local_problem(problem)
             if sample is None or sample.candidate is None:
                 self._deliver(token, verdicts._judge_one(problem, sample, err, None, self.device, self.opts))
                 continue
