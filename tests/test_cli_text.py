@@ -1,5 +1,5 @@
 """kbench eval's human-readable lines: honest about timings and about what correctness covered."""
-from kbench_lib.cli import _timing_kind
+from kbench_lib.cli.eval_command import timing_kind
 from kbench_lib.judging.pipeline import Verdict
 from kbench_lib.reports.verdict_text import checks_line, verdict_lines
 
@@ -18,12 +18,12 @@ class _Cand:
 
 def test_interpreter_timing_is_labelled_not_a_speedup(scale_add_relu):
     v = _verdict()
-    kind = _timing_kind(v)
+    kind = timing_kind(v)
     assert kind == "triton_interpreter"
     text = "\n".join(verdict_lines(v, scale_add_relu, _Cand(), kind))
     assert "speedup 0" not in text and "no kernel speedup" in text and "interpreter" in text
     gpu = _verdict(device="cuda", small=False, runtime_ms=0.1, baseline_ms=0.2, speedup=2.0)
-    assert "speedup 2x" in "\n".join(verdict_lines(gpu, scale_add_relu, _Cand(), _timing_kind(gpu)))
+    assert "speedup 2x" in "\n".join(verdict_lines(gpu, scale_add_relu, _Cand(), timing_kind(gpu)))
 
 
 def test_checks_line_says_what_was_checked(scale_add_relu):
@@ -53,9 +53,9 @@ def test_derived_variants_and_variant_timings_are_reported(scale_add_relu):
     assert "and 2 shape variants (0 declared, 2 derived" in checks_line(derived, no_small)
     timings = {"v1": {"runtime_ms": 0.1, "baseline_ms": 0.3, "speedup": 3.0}}
     gpu = _verdict(device="cuda", small=False, runtime_ms=0.1, baseline_ms=0.2, speedup=2.0, variant_timings=timings)
-    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms   speedup 3x" in verdict_lines(gpu, scale_add_relu, _Cand(), _timing_kind(gpu))
+    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms   speedup 3x" in verdict_lines(gpu, scale_add_relu, _Cand(), timing_kind(gpu))
     cpu = _verdict(variant_timings=timings)  # interpreter times: no speedup shown
-    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms" in verdict_lines(cpu, scale_add_relu, _Cand(), _timing_kind(cpu))
+    assert "    on v1: runtime 0.1000 ms   eager 0.3000 ms" in verdict_lines(cpu, scale_add_relu, _Cand(), timing_kind(cpu))
 
 
 def test_eval_takes_a_problem_key_as_the_lab_does(tmp_path):

@@ -233,13 +233,14 @@ def test_an_unwritable_store_measures_and_goes_on(tmp_path, monkeypatch, counted
 
 
 def test_the_cli_flag_turns_it_off():
-    from kbench_lib.cli import _judge_options, build_parser
+    from kbench_lib.cli import build_parser
+    from kbench_lib.cli.options import judge_options
 
     args = ["eval", str(RELU), str(FIXTURES / "candidates" / "scale_add_relu_torch.py")]
-    assert _judge_options(build_parser().parse_args(args)).reference_store is None
-    assert _judge_options(build_parser().parse_args([*args, "--no-reference-store"])).reference_store is False
+    assert judge_options(build_parser().parse_args(args)).reference_store is None
+    assert judge_options(build_parser().parse_args([*args, "--no-reference-store"])).reference_store is False
     run = build_parser().parse_args(["run", str(RELU), "--model", "reference", "--no-reference-store"])
-    assert _judge_options(run).reference_store is False
+    assert judge_options(run).reference_store is False
 
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from kbench_lib.reports import plots
-from kbench_lib.suite import roofline
+from kbench_lib.suite import devices, roofline
 from kbench_lib.suite.problems import load_problem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,13 +26,13 @@ def test_an_input_set_is_sized_without_allocating_it(fixtures):
 
 
 def test_sol_ms_takes_the_larger_bound():
-    spec = roofline.DEVICES["h100-sxm"]
+    spec = devices.DEVICES["h100-sxm"]
     t, bound = roofline.sol_ms(67e12 * 1e-3, 1.0, spec)
     assert t == pytest.approx(1.0) and bound == "compute"
     t, bound = roofline.sol_ms(1.0, 3.35e12 * 2e-3, spec)
     assert t == pytest.approx(2.0) and bound == "memory"
-    assert roofline.spec_for("NVIDIA H100 80GB HBM3") is spec
-    assert roofline.spec_for("some cpu") is None
+    assert devices.spec_for("NVIDIA H100 80GB HBM3") is spec
+    assert devices.spec_for("some cpu") is None
 
 
 def test_each_variant_has_its_own_speed_of_light(fixtures):
@@ -49,14 +49,14 @@ def test_each_variant_has_its_own_speed_of_light(fixtures):
 
 
 def test_measured_ceilings_replace_datasheet_peaks_only_where_measured():
-    sheet = roofline.spec_for("NVIDIA H100 80GB HBM3")
-    m = roofline.measured_spec_for("NVIDIA H100 80GB HBM3")
+    sheet = devices.spec_for("NVIDIA H100 80GB HBM3")
+    m = devices.measured_spec_for("NVIDIA H100 80GB HBM3")
     assert m.fp32_tflops == 51.6 and m.bandwidth_tbs == 3.04
     assert m.bf16_tflops == sheet.bf16_tflops  # not measured: the datasheet stays
     # a measured ceiling is lower than the datasheet, so the bound it gives is longer
     assert roofline.sol_ms(1e12, 1e9, m)[0] > roofline.sol_ms(1e12, 1e9, sheet)[0]
-    assert roofline.measured_spec_for("NVIDIA H200") is roofline.spec_for("NVIDIA H200")
-    assert roofline.measured_spec_for("some cpu") is None
+    assert devices.measured_spec_for("NVIDIA H200") is devices.spec_for("NVIDIA H200")
+    assert devices.measured_spec_for("some cpu") is None
 
 
 def _df():

@@ -116,10 +116,23 @@ def test_an_idle_service_ends_by_itself(env):
     assert _status(env) is None
 
 
-def test_an_argument_error_is_reported_before_any_service_starts(env):
-    done = subprocess.run(_kbench("run", "problems/level1", "--no-such-option"), env=env, cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2 and "--no-such-option" in done.stderr
+@pytest.mark.parametrize("argv, line", [
+    (("run", "problems/level1", "--no-such-option"), "--no-such-option"),
+    (("run", "problems/level1", "--model", "bogus"), "kbench run: unknown model 'bogus': use "),
+    (("run", "problems/level9"), "kbench run: no such problem folder or file: problems/level9"),
+    (("run", "--model", "cuda-l1:/no/such.jsonl"), "kbench run: cuda-l1 corpus '/no/such.jsonl': no such file"),
+    (("eval", "problems/level1/0_None.py", "c.py"), "kbench eval: no such problem file: problems/level1/0_None.py"),
+    (("eval", "level1/51_ReLU", "no_such_candidate.py"), "kbench eval: no such candidate file: no_such_candidate.py"),
+    (("audit", "cuda-l1:/no/such.jsonl"), "kbench audit: cuda-l1 corpus '/no/such.jsonl': no such file"),
+    (("audit", "kernels.jsonl"), "kbench audit: unknown corpus format 'kernels.jsonl': choose one of cuda-l1"),
+])
+def test_an_argument_error_is_reported_before_any_service_starts(env, argv, line):
+    """Arguments that name nothing (an option, a model, a file, a corpus) are one line at once: no
+    service is looked for or started (a mistyped model once left one running for 15 minutes)."""
+    done = subprocess.run(_kbench(*argv), env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and line in done.stderr
+    if not line.startswith("--"):
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(line), done.stderr
     assert not Path(env["KBENCH_SERVE_DIR"]).exists()  # no service was looked for, none started
 
 

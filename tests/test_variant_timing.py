@@ -109,11 +109,12 @@ def test_candidate_wrong_only_on_a_variants_timed_sets_fails_and_passes_without_
 
 
 def test_cli_flag_sets_the_option():
-    from kbench_lib.cli import _judge_options, build_parser
+    from kbench_lib.cli import build_parser
+    from kbench_lib.cli.options import judge_options
 
     args = ["eval", str(ROW_SUM), str(HERE / "row_sum_cpp.py")]
-    assert not _judge_options(build_parser().parse_args(args)).time_variants
-    assert _judge_options(build_parser().parse_args([*args, "--time-variants"])).time_variants
+    assert not judge_options(build_parser().parse_args(args)).time_variants
+    assert judge_options(build_parser().parse_args([*args, "--time-variants"])).time_variants
 
 
 @pytest.mark.gpu

@@ -71,15 +71,23 @@ def is_corpus(spec: str) -> bool:
     return spec.split(":", 1)[0] in FORMATS and ":" in spec
 
 
-def read(spec: str) -> list[CorpusRow]:
-    """The rows of the corpus ``<format>:PATH``."""
+def spec_error(spec: str) -> str | None:
+    """Why the corpus spec ``<format>:PATH`` cannot be read (one line: an unknown format, no such
+    file), or None; the file itself is not read."""
     fmt, _, path = spec.partition(":")
     if fmt not in FORMATS:
-        raise CorpusError(f"unknown corpus format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise CorpusError(f"{fmt} corpus {path!r}: no such file")
-    return read_cuda_l1(p)
+        return f"unknown corpus format {fmt!r}: choose one of {', '.join(FORMATS)}"
+    if not Path(path).expanduser().is_file():
+        return f"{fmt} corpus {path!r}: no such file"
+    return None
+
+
+def read(spec: str) -> list[CorpusRow]:
+    """The rows of the corpus ``<format>:PATH``."""
+    why = spec_error(spec)
+    if why:
+        raise CorpusError(why)
+    return read_cuda_l1(Path(spec.partition(":")[2]).expanduser())
 
 
 def read_cuda_l1(path: Path) -> list[CorpusRow]:

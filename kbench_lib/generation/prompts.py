@@ -14,8 +14,8 @@ from pathlib import Path
 from string import Template
 
 from ..suite.problems import Problem
-from ..suite.roofline import DEVICES, spec_for
-from ..measure.tensors import TOLERANCE
+from ..suite.devices import DEVICES, spec_for
+from ..scoring.protocols import KBENCH_TOLERANCE
 from ..core.candidates import BACKENDS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -51,7 +51,7 @@ PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 @dataclass(frozen=True)
 class PromptOptions:
-    """The switches of a prompt. ``hardware`` is a key of :data:`kbench_lib.suite.roofline.DEVICES`
+    """The switches of a prompt. ``hardware`` is a key of :data:`kbench_lib.suite.devices.DEVICES`
     (``h100-sxm``), a device name (``NVIDIA H100 80GB HBM3``) or None for no hardware block."""
 
     backend: str = "cuda"
@@ -101,7 +101,7 @@ def shapes_block(problem: Problem, small: bool = False) -> str:
 
 def precision_block(precision: str) -> str:
     return (f"Precision: floating inputs and parameters are {PRECISIONS[precision]}; outputs must match the original's "
-            f"{PRECISIONS[precision]} results element by element (absolute and relative tolerance {TOLERANCE[precision]:g}). "
+            f"{PRECISIONS[precision]} results element by element (absolute and relative tolerance {KBENCH_TOLERANCE[precision]:g}). "
             "TF32 is off on both sides.")
 
 

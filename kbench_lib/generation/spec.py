@@ -6,6 +6,7 @@ Grammar (one spec names one model)::
     openai[ENV]:MODEL[@BASE_URL]                      any OpenAI-compatible chat-completions endpoint
     anthropic[ENV]:MODEL[@BASE_URL]                   Anthropic's messages API
     hf:PATH                                           a local Hugging Face checkpoint directory
+    tune | tune:PATH                                  the offline autotuner (a search: kbench_lib.strategies)
 
 - ``MODEL`` is sent as the request's model name unchanged; it may hold ``:`` (``qwen2.5-coder:7b``).
 - ``@BASE_URL`` starts with ``http://`` or ``https://``: vLLM (``http://host:8000/v1``), SGLang,
@@ -28,6 +29,13 @@ from urllib.parse import urlsplit
 PROVIDERS = ("openai", "anthropic", "hf")
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 PLACEHOLDER_KEY = "no-key"  # what a keyless local server gets; never a secret
+
+
+def is_tuner(model: str) -> bool:
+    """Whether a model spec names the offline autotuner (``tune`` or ``tune:PATH``)."""
+    return model == "tune" or model.startswith("tune:")
+
+
 _HEAD_RE = re.compile(r"^(?P<provider>openai|anthropic|hf)(?:\[(?P<env>[A-Za-z_][A-Za-z0-9_]*)\])?:(?P<rest>.+)$")
 _URL_SPLIT_RE = re.compile(r"@(?=https?://)")
 

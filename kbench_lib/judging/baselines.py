@@ -86,7 +86,8 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
 
     ``shared``: a dict kept across calls for the same problem, so that its modes share one
     reference, one set of inputs and one roofline count (the caller clears it between problems)."""
-    from ..suite.roofline import count, measured_spec_for, sol_ms, spec_for
+    from ..suite.devices import measured_spec_for, spec_for
+    from ..suite.roofline import count, sol_ms
 
     shared = {} if shared is None else shared
 

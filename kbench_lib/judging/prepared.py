@@ -32,7 +32,7 @@ import torch
 from . import modes, reference_store, tf32
 from ..scoring import protocols
 from ..measure import host_speed, profiling
-from ..suite import baselines_store, roofline, variants
+from ..suite import baselines_store, devices, roofline, variants
 from ..suite.lint import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError
 from ..core.provenance import device_name
@@ -365,7 +365,7 @@ class PreparedProblem:
         a spec). Its FLOP and byte count goes through the reference store: counting runs the model
         under the FLOP counter, on the meta device or, for operators the meta device lacks
         (recurrent layers), for real on the CPU: 2-4 s for a level-3 LSTM or GRU in every batch."""
-        if roofline.spec_for(name) is None:
+        if devices.spec_for(name) is None:
             return None
         c = self._through_store(f"count:{config.name}", lambda: reference_store.count_key(self.problem, self.precision, self.small, config),
                                 lambda: roofline.count_at(self.problem, config.overrides, self.precision),

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from ..generation.prompts import PromptOptions, build_messages
+from ..generation.spec import is_tuner
 from ..generation.models import Sample, get_model
 from ..suite.problems import Problem
 from .feedback import FeedbackOptions
@@ -56,11 +57,6 @@ class FixedProposer:
 
     def close(self) -> None:
         pass
-
-
-def is_tuner(model: str) -> bool:
-    """Whether a model spec names the offline autotuner (``tune`` or ``tune:PATH``)."""
-    return model == "tune" or model.startswith("tune:")
 
 
 def make_proposer(model: str, backends: tuple[str, ...] | None = None, generation=None, feedback=None, seed: int = 0):

@@ -15,7 +15,7 @@ from ..core.provenance import resolve_device
 from ..scoring.records import read_records
 from ..batch.runner import RUNS_ROOT, new_run_id
 from ..workflows import _save, runnable_backends
-from .proposers import is_tuner
+from ..generation.spec import is_tuner
 from .run import run_strategy
 from .tuner import TunerProposer
 

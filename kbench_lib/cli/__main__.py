@@ -1,0 +1,6 @@
+"""``python -m kbench_lib.cli``: the ``kbench`` command."""
+import sys
+
+from . import main
+
+sys.exit(main())
