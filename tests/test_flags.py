@@ -66,7 +66,7 @@ def test_failures_reads_the_one_threat_table():
     ("threads_started", "cheat"), ("processes_started", "cheat"), ("patches_library", "cheat"),
     ("timer_tampered", "cheat"), ("harness_tampered", "cheat"), ("input_drawing_tampered", "cheat"),
     ("introspection", "cheat"), ("dynamic_code", "cheat"), ("faster_than_light", "shortcut"),
-    ("profile_malformed", "cheat"), ("profile_missing", "cheat"), ("timing_unchecked", "cheat"),
+    ("profile_malformed", "cheat"), ("profile_missing", "cheat"), ("timing_unchecked", "cheat"), ("guards_off", "cheat"),
     ("static_output_buffer", "hazard"), ("output_aliases_input", "hazard"), ("global_settings_changed", "hazard"),
     ("changes_settings", "hazard"), ("environment_access", "hazard"), ("suspect_import", "hazard"), ("context_lost", "hazard"),
     ("no_custom_kernel", "shortcut"), ("library_passthrough", "shortcut"), ("library_does_the_work", "shortcut"),

@@ -165,6 +165,28 @@ def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
     assert v.correct and v.flags == [], (v.message, v.flags)
 
 
+def test_a_verdict_judged_with_the_guards_off_never_counts(fixtures, fast_cpu_opts):
+    """``JudgeOptions(guards=False)`` (what the guard-cost benchmark compares against) checks
+    correctness only: a passthrough the guards flag is correct with the one flag ``guards_off``,
+    which no trust policy counts."""
+    from dataclasses import replace
+
+    from kbench_lib.core.candidates import Candidate
+    from kbench_lib.scoring.flags import trusted
+    from kbench_lib.suite.problems import load_problem
+
+    problem = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
+    same = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self, i, o):\n        super().__init__()\n        self.linear = nn.Linear(i, o)\n"
+        "    def forward(self, x):\n        return F.gelu(self.linear(x))\n"
+    )
+    v = judge(problem, Candidate(same, "torch"), replace(fast_cpu_opts, guards=False))
+    assert v.correct and [f.split(":")[0] for f in v.flags] == ["guards_off"], v.flags
+    assert not trusted(v.correct, v.flags, "strict") and not trusted(v.correct, v.flags, "no-cheat")
+
+
 def test_job_folders_of_dead_judges_are_removed(tmp_path):
     import os
     import subprocess

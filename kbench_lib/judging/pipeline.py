@@ -348,8 +348,8 @@ class Judgement:
         lap("decide")
         if opts.guards and protocols.may_pass(default, prep.precision):
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
-        elif not opts.guards:
-            v.flags.clear()  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
+        elif not opts.guards:  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
+            v.flags[:] = ["guards_off: judged with every guard off (JudgeOptions(guards=False)): correctness and timing only"]
 
     def _cleanup(self) -> None:
         try:

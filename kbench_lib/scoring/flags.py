@@ -56,6 +56,9 @@ FLAGS: dict[str, Flag] = {
     "profile_malformed": Flag("cheat", _JUDGE, "the run's profile message was forged or broken"),
     "profile_missing": Flag("cheat", _UNCHECKED, "the run reported no profile of the candidate's forward"),
     "timing_unchecked": Flag("cheat", _UNCHECKED, "no timed output could be sampled for the re-check"),
+    # not the candidate's doing: the judge was asked to check nothing (a benchmark of what the guards
+    # cost); a cheat, so that no trust policy counts a result nobody vouched for
+    "guards_off": Flag("cheat", _UNCHECKED, "judged with every guard off (JudgeOptions(guards=False)): correctness and timing only"),
     # hazard: the result is right, the kernel unsafe for a caller
     "static_output_buffer": Flag("hazard", "kept output buffer (rewritten each call, not memoisation)", "returns a buffer it keeps and rewrites each call: a caller's earlier result changes under it"),
     "output_aliases_input": Flag("hazard", "#5 input mutation", "an output shares storage with an input"),
