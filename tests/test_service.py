@@ -128,7 +128,7 @@ def test_an_idle_service_ends_by_itself(env):
 ])
 def test_an_argument_error_is_reported_before_any_service_starts(env, argv, line):
     """Arguments that name nothing (an option, a model, a file, a corpus) are one line at once: no
-    service is looked for or started (a mistyped model once left one running for 15 minutes)."""
+    service is looked for or started (one started for a refused command would stay up for its idle time)."""
     done = subprocess.run(_kbench(*argv), env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and line in done.stderr
     if not line.startswith("--"):
