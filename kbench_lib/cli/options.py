@@ -11,6 +11,7 @@ REPO = Path(__file__).resolve().parents[2]  # beside kbench_lib/: problems/ and 
 
 
 def judge_options(a):
+    """The judge's options from the flags :func:`add_judge_args` adds."""
     from ..judging.pipeline import JudgeOptions
 
     return JudgeOptions(
