@@ -199,6 +199,7 @@ def judges_timeline(events: list, started: float) -> list[dict]:
         t = round(e["t"] - started, 1)
         if e["event"] == "judge_ready":
             row["ready_s"] = t
+            row["threads"] = e.get("threads")  # torch's threads in the judge
         elif e["event"] == "dispatched":
             row.setdefault("first_sent_s", t)
         elif e["event"] == "recorded":

@@ -69,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    from .cli import _add_judge_args
+    from .cli.options import add_judge_args
     from .core.candidates import BACKENDS
 
     p = _Parser(prog="%%kbench", add_help=False)
@@ -78,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", default=None, help="the lab run the attempt is recorded in (default lab-<date>)")
     p.add_argument("--runs-root", default=None)
     p.add_argument("--background", action="store_true", help="return at once a handle that shows progress, then the verdict")
-    _add_judge_args(p)
+    add_judge_args(p)
     return p
 
 
@@ -110,10 +110,10 @@ def _read_cell(line: str, cell: str):
 
 def start_cell(line: str, cell: str) -> "LabJudgement":
     """Starts judging ``cell`` on the problem and options of ``line`` on a thread of its own."""
-    from .cli import _judge_options
+    from .cli.options import judge_options
 
     a, problem, candidate = _read_cell(line, cell)
-    return LabJudgement(problem, candidate, _judge_options(a), a)
+    return LabJudgement(problem, candidate, judge_options(a), a)
 
 
 def judge_cell(line: str, cell: str) -> dict:
@@ -229,10 +229,10 @@ class LabJudgement:
             raise _Cancelled() from None
 
     def _record(self, verdict) -> dict:
-        from .cli import _timing_kind
+        from .cli.eval_command import timing_kind
 
         d = LabVerdict(verdict.to_dict())
-        d["timing"] = _timing_kind(verdict)
+        d["timing"] = timing_kind(verdict)
         with _RECORDING:
             d["attempt"], d["run_id"] = _record(verdict, self.problem, self.candidate, self.args)
         return d

@@ -120,7 +120,9 @@ def test_judges_holding_every_cpu_still_get_their_builds(cluster, batch, local, 
     Whether a build task came back within the batch is not asserted: a judge's first jobs go
     before their builds, and four judges three jobs deep take all twelve at once, so the lanes may
     judge everything before any task returns (CI, 2026-11-29). A task with a build's options is
-    instead run while actors hold every CPU of both nodes."""
+    instead run while actors hold every CPU of both nodes.
+
+    Each judge asks Ray for one CPU, so Ray sets its OMP_NUM_THREADS to 1; the judge takes that back."""
     from kbench_lib.cluster import connect, run_batch_on_ray
 
     events: list = []
@@ -128,8 +130,14 @@ def test_judges_holding_every_cpu_still_get_their_builds(cluster, batch, local, 
                                     recover_timeout_s=180, events=events)
     df = read_records(tmp_path, run_id)
     assert len(rows) == len(df) == 12 and _compared(df).equals(local)
-    nodes = {e["node"] for e in events if e["event"] == "judge_ready"}
+    ready = [e for e in events if e["event"] == "judge_ready"]
+    nodes = {e["node"] for e in ready}
     assert len(nodes) == 2
+    # Ray's OMP_NUM_THREADS=1 for a one-CPU actor taken back: torch in each judge on every core it may
+    # use, as in a local lane (the judges run on this machine)
+    import os
+
+    assert [e["threads"] for e in ready] == [len(os.sched_getaffinity(0))] * len(ready)
 
     @ray.remote(num_cpus=1)
     class CpuHolder:  # defined here, so Ray sends it by value (workers cannot import this module)
@@ -148,6 +156,13 @@ def test_judges_holding_every_cpu_still_get_their_builds(cluster, batch, local, 
     finally:
         for h in holders:
             ray.kill(h)
+        _wait_for_free_cpus(4)  # a kill is asynchronous: the next test's judges would find the CPUs held
+
+
+def _wait_for_free_cpus(n: int, within_s: float = 60.0) -> None:
+    deadline = time.monotonic() + within_s
+    while ray.available_resources().get("CPU", 0) < n and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def _kill_second_node_with_work_in_flight(c, node, events, killed: list) -> None:

@@ -53,3 +53,29 @@ def test_a_lane_whose_loop_fails_says_so_once_its_verdicts_are_handed_over(fixtu
     assert [t for t, _ in lane.verdicts([], 1.0)] == [7]  # what it made is still handed over
     with pytest.raises(LaneStopped, match="recording failed"):
         lane.verdicts([7], 1.0)
+
+
+_THREADS = """
+import os, sys
+from kbench_lib.cluster.actors import undo_ray_thread_default
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # as Ray sets it in an actor where unset, after the process started
+import torch
+torch.set_num_threads(1)
+print(undo_ray_thread_default(), os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads())
+"""
+
+
+@pytest.mark.parametrize("node_env, expected", [
+    (None, "True None {cores}"),  # set after the start (Ray's): taken back, torch on every core
+    ("3", "False 3 1"),  # in the starting environment (the node's own): kept
+])
+def test_a_judge_takes_back_rays_one_thread_but_keeps_a_nodes_own(node_env, expected):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if node_env is not None:
+        env["OMP_NUM_THREADS"] = node_env
+    out = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == expected.format(cores=len(os.sched_getaffinity(0))).split(), out.stderr[-2000:]

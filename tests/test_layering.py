@@ -236,6 +236,39 @@ def test_no_module_imports_a_layer_above_its_own():
     assert upward_imports(import_graph()) == []
 
 
+def missing_names() -> list[str]:
+    """Every ``from <kbench_lib module> import name`` in the package, the lazy ones inside functions
+    too, whose module has no such name (and no such submodule): an import that fails only when its
+    function runs. A module that cannot be imported here (an optional dependency missing) is
+    left out."""
+    import importlib
+
+    out = []
+    for module, (path, is_package) in sorted(_module_files().items()):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _absolute(module, is_package, node.level, node.module)
+            if not target.startswith("kbench_lib"):
+                continue
+            try:
+                imported = importlib.import_module(target)
+            except ImportError:
+                continue
+            for alias in node.names:
+                if alias.name == "*" or hasattr(imported, alias.name):
+                    continue
+                try:
+                    importlib.import_module(f"{target}.{alias.name}")
+                except ImportError:
+                    out.append(f"{module}:{node.lineno} from {target} import {alias.name}")
+    return out
+
+
+def test_every_name_imported_from_the_package_exists():
+    assert missing_names() == []
+
+
 def test_no_module_is_an_alias():
     assert _aliases(_module_files()) == {}
 

@@ -121,8 +121,8 @@ def test_an_idle_service_ends_by_itself(env):
     (("run", "problems/level1", "--model", "bogus"), "kbench run: unknown model 'bogus': use "),
     (("run", "problems/level9"), "kbench run: no such problem folder or file: problems/level9"),
     (("run", "--model", "cuda-l1:/no/such.jsonl"), "kbench run: cuda-l1 corpus '/no/such.jsonl': no such file"),
-    (("eval", "problems/level1/0_None.py", "c.py"), "kbench eval: no such problem file: problems/level1/0_None.py"),
-    (("eval", "level1/51_ReLU", "no_such_candidate.py"), "kbench eval: no such candidate file: no_such_candidate.py"),
+    (("eval", "problems/level1/0_None.py", "c.py"), "kbench eval: cannot read problem file problems/level1/0_None.py: no such file"),
+    (("eval", "level1/51_ReLU", "no_such_candidate.py"), "kbench eval: cannot read candidate file no_such_candidate.py: no such file"),
     (("audit", "cuda-l1:/no/such.jsonl"), "kbench audit: cuda-l1 corpus '/no/such.jsonl': no such file"),
     (("audit", "kernels.jsonl"), "kbench audit: unknown corpus format 'kernels.jsonl': choose one of cuda-l1"),
 ])

@@ -56,9 +56,9 @@ def refused(a) -> str | None:
     from pathlib import Path
 
     if a.problem.endswith(".py") and not Path(a.problem).expanduser().is_file():
-        return f"no such problem file: {a.problem}"
+        return f"cannot read problem file {a.problem}: no such file"
     if not Path(a.candidate).is_file():
-        return f"no such candidate file: {a.candidate}"
+        return f"cannot read candidate file {a.candidate}: no such file"
     return None
 
 

@@ -17,6 +17,7 @@ import os
 import socket
 from pathlib import Path
 
+from ..core import cpu_sets
 from ..judging.pipeline import JudgeOptions
 from ..suite.problems import Problem
 
@@ -35,6 +36,35 @@ def node_id() -> str | None:
         return None
 
 
+def initial_environ() -> dict[str, str] | None:
+    """This process's environment as it was started (``/proc/self/environ``), before anything in
+    it changed ``os.environ``; None where the system does not show it."""
+    try:
+        raw = Path("/proc/self/environ").read_bytes()
+    except OSError:
+        return None
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+def undo_ray_thread_default() -> bool:
+    """Takes back the ``OMP_NUM_THREADS`` Ray sets in an actor for its whole life, where the node's
+    environment has none: the actor's CPUs (a judge asks Ray for one), so its torch and every
+    process it starts (its fork server, the candidates' workers) would run their CPU work on one
+    thread, where a local lane's use the cores of their lane. Ray's value is told from a node's own
+    by the process's starting environment (a node's, or a ``runtime_env``'s, is there; Ray's is
+    set later): it is dropped, and torch in this process sized to the cores it may use, as
+    without it. True where it was taken back."""
+    first = initial_environ()
+    if first is None or "OMP_NUM_THREADS" in first or "OMP_NUM_THREADS" not in os.environ:
+        return False
+    del os.environ["OMP_NUM_THREADS"]
+    import torch
+
+    torch.set_num_threads(len(cpu_sets.allowed_cpus()))
+    return True
+
+
 class JudgeActor:
     """A judging process (see the module docstring): the local runner's lane loop in a thread of
     its own (:class:`.lane.ActorLane`), fed jobs with :meth:`put` and read with :meth:`verdicts`
@@ -43,6 +73,7 @@ class JudgeActor:
     def __init__(self, opts: JudgeOptions, kind: str):
         from .lane import ActorLane
 
+        self.threads_restored = undo_ray_thread_default()
         self.device = local_device(kind)
         if self.device.startswith("cuda"):
             import torch
@@ -55,13 +86,17 @@ class JudgeActor:
         self._lane = ActorLane(opts, self.device)
 
     def info(self) -> dict:
-        """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
-        judge's environment (versions, git sha)."""
+        """Where this judge runs: node, host, pid, device and its name, the GPU it was given, torch's
+        threads and ``OMP_NUM_THREADS`` here (:func:`undo_ray_thread_default`), the judge's
+        environment (versions, git sha)."""
         from ..core.provenance import device_name, environment
 
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        import torch
+
         return {"node_id": node_id(), "host": socket.gethostname(), "pid": os.getpid(), "device": self.device,
                 "device_name": device_name(self.device), "gpu": visible if self.device.startswith("cuda") else None,
+                "threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
                 "env": environment(self.device)}
 
     def put(self, jobs: list[tuple]) -> None:
