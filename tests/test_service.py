@@ -123,6 +123,7 @@ def test_an_idle_service_ends_by_itself(env):
     (("run", "--model", "cuda-l1:/no/such.jsonl"), "kbench run: cuda-l1 corpus '/no/such.jsonl': no such file"),
     (("eval", "problems/level1/0_None.py", "c.py"), "kbench eval: cannot read problem file problems/level1/0_None.py: no such file"),
     (("eval", "level1/51_ReLU", "no_such_candidate.py"), "kbench eval: cannot read candidate file no_such_candidate.py: no such file"),
+    (("eval", "level9/none", "c.py"), f"kbench eval: no problem 'level9/none' under {REPO / 'problems'}"),
     (("audit", "cuda-l1:/no/such.jsonl"), "kbench audit: cuda-l1 corpus '/no/such.jsonl': no such file"),
     (("audit", "kernels.jsonl"), "kbench audit: unknown corpus format 'kernels.jsonl': choose one of cuda-l1"),
 ])

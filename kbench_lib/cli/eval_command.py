@@ -51,12 +51,21 @@ def command(a) -> int:
 
 
 def refused(a) -> str | None:
-    """Why ``kbench eval`` refuses its arguments (one line), or None: a problem or candidate file
-    that does not exist (a problem's key is looked up by the command itself)."""
+    """Why ``kbench eval`` refuses its arguments (one line), or None: a problem file or candidate
+    file that does not exist, a problem key that names no problem under ``problems/`` (the files
+    are read, not run)."""
     from pathlib import Path
 
-    if a.problem.endswith(".py") and not Path(a.problem).expanduser().is_file():
-        return f"cannot read problem file {a.problem}: no such file"
+    from ..suite.problems import ProblemError, find_problem
+
+    if a.problem.endswith(".py"):
+        if not Path(a.problem).expanduser().is_file():
+            return f"cannot read problem file {a.problem}: no such file"
+    else:
+        try:
+            find_problem(REPO / "problems", a.problem)
+        except ProblemError as e:
+            return str(e)
     if not Path(a.candidate).is_file():
         return f"cannot read candidate file {a.candidate}: no such file"
     return None

@@ -144,6 +144,8 @@ def refused(a) -> str | None:
     if corpus.is_corpus(a.model):
         return corpus.spec_error(a.model)
     why = None if _searches(a) else unknown_model(a.model)
+    if why:  # the tuner is a search (kbench_lib.strategies), not one of the registry's models
+        why += ", or tune[:PATH] (the offline autotuner)"
     if why is None and not Path(a.problems).exists():
         why = f"no such problem folder or file: {a.problems}"
     return why
