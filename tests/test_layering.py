@@ -334,3 +334,11 @@ def test_no_function_is_too_long():
         for name, n in long_functions(ast.parse(path.read_text())).items():
             found[f"{path.relative_to(PACKAGE)}:{name}"] = n
     assert found == {}
+
+
+def test_the_layout_names_every_module():
+    """docs/LAYOUT.md's table of rooms names each module (the prompt templates are examples, not modules)."""
+    text = (PACKAGE.parent / "docs" / "LAYOUT.md").read_text()
+    unnamed = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
+               if p.stem not in ("__init__", "__main__") and "templates" not in p.parts and f"`{p.stem}`" not in text]
+    assert unnamed == []
