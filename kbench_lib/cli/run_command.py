@@ -94,10 +94,11 @@ def command(a) -> int:
     from ..generation.spec import SpecError
     from ..generation.models import ModelUnavailable
     from ..batch.runner import RUNS_ROOT, new_run_id, run_batch
+    from ..generation.corpus import is_corpus
 
     backends = (a.backend,) if a.backend else None
     run_id = a.run_id or new_run_id()
-    problems = _corpus_problems(a, run_id, RUNS_ROOT) if _is_corpus(a.model) else selected_problems(a, "run")
+    problems = _corpus_problems(a, run_id, RUNS_ROOT) if is_corpus(a.model) else selected_problems(a, "run")
     if problems is None:
         return 2
     try:
@@ -156,12 +157,6 @@ def _searches(a) -> bool:
     from ..generation.spec import is_tuner
 
     return a.strategy != "single" or a.verify is not None or is_tuner(a.model)
-
-
-def _is_corpus(model: str) -> bool:
-    from ..generation.corpus import is_corpus
-
-    return is_corpus(model)
 
 
 def _corpus_problems(a, run_id: str, runs_root) -> list | None:

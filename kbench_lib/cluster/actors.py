@@ -73,7 +73,7 @@ class JudgeActor:
     def __init__(self, opts: JudgeOptions, kind: str):
         from .lane import ActorLane
 
-        self.threads_restored = undo_ray_thread_default()
+        undo_ray_thread_default()
         self.device = local_device(kind)
         if self.device.startswith("cuda"):
             import torch
