@@ -189,7 +189,8 @@ def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: fl
 
 def judges_timeline(events: list, started: float) -> list[dict]:
     """Per judge, seconds from the pass's start: when it was ready, sent its first job, recorded its
-    first and last verdict, and how many it recorded: where a pass loses time against the local one."""
+    first and last verdict, and how many it recorded: where a pass loses time against the local one;
+    and the cores its workers kept to."""
     out: dict = {}
     for e in events:
         j = e.get("judge")
@@ -200,6 +201,7 @@ def judges_timeline(events: list, started: float) -> list[dict]:
         if e["event"] == "judge_ready":
             row["ready_s"] = t
             row["threads"] = e.get("threads")  # torch's threads in the judge
+            row["cpus"] = e.get("cpus")  # the cores its workers keep to (None: every core of its node)
         elif e["event"] == "dispatched":
             row.setdefault("first_sent_s", t)
         elif e["event"] == "recorded":

@@ -38,6 +38,53 @@ def test_gpus_sharing_their_cores_split_them_evenly_in_runs():
     assert not set(sets["cuda:0"]) & set(sets["cuda:1"])
 
 
+def _fake_sysfs(root, devices: dict[str, tuple[str, str, str | None]]):
+    """A /sys/bus/pci/devices of ``devices``: address -> (vendor, class, local_cpulist or None)."""
+    for address, (vendor, klass, cpulist) in devices.items():
+        d = root / address
+        d.mkdir(parents=True)
+        (d / "vendor").write_text(vendor + "\n")
+        (d / "class").write_text(klass + "\n")
+        if cpulist is not None:
+            (d / "local_cpulist").write_text(cpulist + "\n")
+    return root
+
+
+def test_a_judge_that_sees_one_gpu_of_several_takes_that_gpus_share_of_the_host(tmp_path, monkeypatch):
+    """A Ray judge sees one GPU (its ``cuda:0``): its share comes from every NVIDIA GPU of the host in
+    sysfs, split as a local batch on all of them splits the cores, so the judges of the other GPUs
+    take the other shares; a network card or an NVIDIA bridge is no GPU."""
+    sysfs = _fake_sysfs(tmp_path, {
+        "0000:00:02.0": ("0x1af4", "0x020000", "0-31"),  # a network card
+        "0000:1b:00.0": ("0x10de", "0x030200", "0-31"),  # GPUs: 3D controllers
+        "0000:9b:00.0": ("0x10de", "0x030200", "0-31"),
+        "0000:a0:00.0": ("0x10de", "0x068000", "0-31"),  # an NVIDIA bridge (NVSwitch), class 0x0680
+    })
+    assert cpu_sets.host_gpus(sysfs) == {"0000:1b:00.0": set(range(32)), "0000:9b:00.0": set(range(32))}
+    monkeypatch.setattr(cpu_sets, "allowed_cpus", lambda: set(range(32)))
+    for address, cores in (("0000:1b:00.0", range(16)), ("0000:9b:00.0", range(16, 32))):
+        monkeypatch.setattr(cpu_sets, "pci_address", lambda device, a=address: a)
+        assert cpu_sets.host_share("cuda:0", sysfs) == tuple(cores)
+    monkeypatch.setattr(cpu_sets, "pci_address", lambda device: "0000:77:00.0")  # not among them
+    assert cpu_sets.host_share("cuda:0", sysfs) is None
+    # GPUs on their own NUMA nodes keep their local cores
+    numa = _fake_sysfs(tmp_path / "numa", {"0000:1b:00.0": ("0x10de", "0x030200", "0-15"), "0000:9b:00.0": ("0x10de", "0x030200", "16-31")})
+    monkeypatch.setattr(cpu_sets, "pci_address", lambda device: "0000:9b:00.0")
+    assert cpu_sets.host_share("cuda:0", numa) == tuple(range(16, 32))
+
+
+def test_a_judge_on_a_host_of_one_gpu_or_too_few_cores_keeps_every_core(tmp_path, monkeypatch):
+    assert cpu_sets.pci_address("cpu") is None
+    one = _fake_sysfs(tmp_path / "one", {"0000:1b:00.0": ("0x10de", "0x030200", "0-31")})
+    monkeypatch.setattr(cpu_sets, "pci_address", lambda device: "0000:1b:00.0")
+    monkeypatch.setattr(cpu_sets, "allowed_cpus", lambda: set(range(32)))
+    assert cpu_sets.host_share("cuda:0", one) is None
+    eight = _fake_sysfs(tmp_path / "eight", {f"0000:{i:02x}:00.0": ("0x10de", "0x030200", None) for i in range(0x1b, 0x23)})
+    monkeypatch.setattr(cpu_sets, "allowed_cpus", lambda: set(range(12)))  # one core each: under MIN_CORES
+    assert cpu_sets.host_share("cuda:0", eight) is None
+    assert cpu_sets.host_gpus(tmp_path / "no_such_folder") == {}
+
+
 def test_nothing_is_pinned_for_one_gpu_or_too_few_cores():
     assert split(["cuda:0"], {"cuda:0": {0, 1}}, {0, 1, 2, 3}) == {}
     assert split(["cuda:0", "cuda:1", "cuda:2"], {}, {0, 1, 2, 3, 4}) == {}  # a share of one core
@@ -127,3 +174,23 @@ def test_processes_started_for_a_pinned_thread_get_every_core_of_the_process():
     t.start()
     t.join()
     assert got["child"] == str(sorted(every))
+
+
+@pytest.mark.gpu
+def test_a_judge_seeing_one_gpu_takes_the_cores_a_local_batch_gives_that_gpu():
+    """On a host of two GPUs or more, all of them visible (skipped otherwise): a process that sees
+    only the second GPU (as a Ray judge does) takes the cores a local batch on every GPU gives
+    that GPU's workers, and none of the first GPU's."""
+    import torch
+
+    gpus = cpu_sets.host_gpus()
+    n = torch.cuda.device_count()
+    if n < 2 or n != len(gpus) or os.environ.get("CUDA_VISIBLE_DEVICES"):
+        pytest.skip("needs a host of two GPUs or more, every one visible")
+    local = cpu_sets.gpu_cpu_sets([f"cuda:{i}" for i in range(n)])
+    if not local:
+        pytest.skip("too few cores to split among this host's GPUs")
+    code = "from kbench_lib.core import cpu_sets; print(cpu_sets.format_cpulist(cpu_sets.host_share('cuda:0') or ()))"
+    seen = subprocess.run([sys.executable, "-c", code], env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"}, capture_output=True,
+                          text=True, timeout=120, check=True).stdout.strip()
+    assert parse_cpulist(seen) == set(local["cuda:1"]) and not parse_cpulist(seen) & set(local["cuda:0"])

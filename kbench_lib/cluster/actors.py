@@ -86,18 +86,19 @@ class JudgeActor:
         self._lane = ActorLane(opts, self.device)
 
     def info(self) -> dict:
-        """Where this judge runs: node, host, pid, device and its name, the GPU it was given, torch's
-        threads and ``OMP_NUM_THREADS`` here (:func:`undo_ray_thread_default`), the judge's
-        environment (versions, git sha)."""
+        """Where this judge runs: node, host, pid, device and its name, the GPU it was given, the
+        cores its workers keep to (None: every core), torch's threads and ``OMP_NUM_THREADS`` here
+        (:func:`undo_ray_thread_default`), the judge's environment (versions, git sha)."""
+        import torch
+
         from ..core.provenance import device_name, environment
 
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        import torch
-
+        cpus = self._lane.cpus
         return {"node_id": node_id(), "host": socket.gethostname(), "pid": os.getpid(), "device": self.device,
                 "device_name": device_name(self.device), "gpu": visible if self.device.startswith("cuda") else None,
-                "threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-                "env": environment(self.device)}
+                "cpus": cpu_sets.format_cpulist(cpus) if cpus else None, "threads": torch.get_num_threads(),
+                "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "env": environment(self.device)}
 
     def put(self, jobs: list[tuple]) -> None:
         """Jobs to judge, in order: (token, problem, sample, error message, last) (:meth:`.lane.ActorLane.put`)."""

@@ -175,7 +175,7 @@ class Batch:
         judge.alive, self.startup_failures = True, 0
         self.poll(judge)
         self.event("judge_ready", judge=judge.index, node=judge.node, host=judge.info["host"], gpu=judge.info["gpu"],
-                   threads=judge.info.get("threads"), device_name=judge.info["device_name"])
+                   cpus=judge.info.get("cpus"), threads=judge.info.get("threads"), device_name=judge.info["device_name"])
         mine = judge.info["env"].get("git_sha")
         if self.judges[0].info and mine != self.judges[0].info["env"].get("git_sha"):
             self.event("version_mismatch", judge=judge.index, git_sha=mine)

@@ -4,7 +4,9 @@ inside the actor, fed by the driver and read back by it.
 The actor runs the lane loop a local GPU runs, in a thread of its own, over a one-lane
 :class:`kbench_lib.batch.lanes.JudgeLanes`: its fork server starts with the actor, the references of
 the problems waiting in its line are prepared while the server starts, and the next problem's
-while a worker starts behind its gate.
+while a worker starts behind its gate. On a host of several GPUs its workers keep to its GPU's
+share of the host's cores (:func:`kbench_lib.core.cpu_sets.host_share`), as a local batch on
+every GPU gives each GPU's workers.
 
 - :meth:`ActorLane.put` gives it jobs (each with the driver's token for it) in the order sent;
 - each verdict waits in an outbox, under its token, until the driver has read it and said so in its
@@ -24,6 +26,7 @@ import threading
 import traceback
 from dataclasses import replace
 
+from ..core import cpu_sets
 from ..judging.pipeline import JudgeOptions
 from ..suite.problems import Problem
 
@@ -73,6 +76,12 @@ class ActorLane:
                 lane._deliver(lane._tokens.pop(id(a)), v)
 
         self.batch = _Lane(None, "ray", "", "single", opts, [device], 0, False, lane_processes=False)
+        # one GPU of several on this host: its workers keep to its share of the host's cores, as
+        # a local batch on every GPU gives them (the other GPUs' judges take the other shares)
+        share = cpu_sets.host_share(device) if device.startswith("cuda") else None
+        self.cpus = share
+        if share:
+            self.batch.cpus = {device: share}
         self.batch.lanes = JudgeLanes(1, limit=1 << 20)  # the driver bounds what it sends (DEPTH)
         self.thread = threading.Thread(target=self._run, name=f"kbench-judge-{device}", daemon=True)
         self.thread.start()

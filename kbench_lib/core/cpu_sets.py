@@ -21,6 +21,7 @@ from pathlib import Path
 ENV = "KBENCH_CPUS"
 MIN_CORES = 2
 _SYSFS = Path("/sys/bus/pci/devices")
+_NVIDIA = "0x10de"  # the PCI vendor id of NVIDIA
 
 
 def parse_cpulist(text: str) -> set[int]:
@@ -65,8 +66,8 @@ def keep_to(cpus) -> set[int] | None:
         return None
 
 
-def local_cpus(device: str) -> set[int] | None:
-    """The cores of ``device``'s NUMA node, from sysfs (None where unknown)."""
+def pci_address(device: str) -> str | None:
+    """``device``'s PCI address as sysfs names it (``0000:3b:00.0``), from torch (None where unknown)."""
     try:
         import torch
 
@@ -76,10 +77,54 @@ def local_cpus(device: str) -> set[int] | None:
         return None
     if bus is None or dev is None:
         return None
+    return f"{domain or 0:04x}:{bus:02x}:{dev:02x}.0"
+
+
+def _local_cpulist(folder: Path) -> set[int] | None:
     try:
-        return parse_cpulist((_SYSFS / f"{domain or 0:04x}:{bus:02x}:{dev:02x}.0" / "local_cpulist").read_text()) or None
+        return parse_cpulist((folder / "local_cpulist").read_text()) or None
     except (OSError, ValueError):
         return None
+
+
+def local_cpus(device: str) -> set[int] | None:
+    """The cores of ``device``'s NUMA node, from sysfs (None where unknown)."""
+    address = pci_address(device)
+    return _local_cpulist(_SYSFS / address) if address else None
+
+
+def host_gpus(root: Path = _SYSFS) -> dict[str, set[int] | None]:
+    """Every NVIDIA GPU of this host (PCI vendor 0x10de, a display or 3D controller) by PCI
+    address, with the cores local to it (None where sysfs gives none), from sysfs."""
+    gpus: dict[str, set[int] | None] = {}
+    try:
+        folders = sorted(root.iterdir())
+    except OSError:
+        return gpus
+    for folder in folders:
+        try:
+            vendor = (folder / "vendor").read_text().strip().lower()
+            klass = (folder / "class").read_text().strip().lower()
+        except OSError:
+            continue
+        if vendor == _NVIDIA and klass.startswith("0x03"):
+            gpus[folder.name] = _local_cpulist(folder)
+    return gpus
+
+
+def host_share(device: str, root: Path = _SYSFS) -> tuple[int, ...] | None:
+    """The cores ``device`` gets when this host's cores are shared among all its GPUs as a batch on
+    every one of them shares them (:func:`split`), for a judge that sees one GPU of several (a Ray
+    actor, given its GPU through ``CUDA_VISIBLE_DEVICES``): the judges of the other GPUs do the
+    same, so each GPU's workers keep to cores of their own. None on a host of one GPU, off Linux,
+    where the GPU is not found, or where a share would be under ``MIN_CORES``."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    address = pci_address(device)
+    gpus = host_gpus(root)
+    if address is None or address not in gpus or len(gpus) < 2:
+        return None
+    return split(sorted(gpus), gpus, allowed_cpus()).get(address)
 
 
 def split(devices: list[str], local: dict[str, set[int] | None], allowed: set[int]) -> dict[str, tuple[int, ...]]:
@@ -128,4 +173,5 @@ def pin_process(cpulist: str | None) -> None:
     torch.set_num_threads(len(cpus))
 
 
-__all__ = ["ENV", "keep_to", "pin_process", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus"]
+__all__ = ["ENV", "keep_to", "pin_process", "gpu_cpu_sets", "split", "parse_cpulist", "format_cpulist", "apply_from_env", "local_cpus",
+           "pci_address", "host_gpus", "host_share"]
