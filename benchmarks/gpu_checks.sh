@@ -3,12 +3,13 @@
 # and the reference solutions judged at full size; `lint` checks every problem at full size.
 # Results go under $OUT (at most 8 files come back). The copy of the tree there has no .git: pass
 # KBENCH_GIT_SHA=<sha> so records carry provenance.
-#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults|audit|backends]
+#   bash benchmarks/gpu_checks.sh [all|tests|bench|guards|solutions|lint|baselines|throughput|defaults|audit|backends|ray]
 #   (audit: CUDA-L1's release (CORPUS=<its json>) at the CLI's defaults from an empty build cache, tasks 1 to
 #    AUDIT_TASKS (default 12) of each level, or the tasks AUDIT_FILTER's words select (level1/: a whole level);
 #    its summary row carries kernels and wall_s; AUDIT_FILTER=level AUDIT_RESUME=1 on the next call of a warm
 #    machine goes on with a whole release that one call's limit cut short)
 #   (backends: the reference solutions of benchmarks/backends.py's problems in every backend, the dsl extra installed)
+#   (ray: benchmarks/ray_cluster.py on this host's GPUs, Ray from the carried .whl/raysite.txz; RAY_PASSES, RAY_WORK)
 #   (defaults: the eager control over LEVELS (default level2) at the CLI's defaults, then three prebuilt
 #    candidates as one command, through the judge service with SERVE=auto (the default) or without, SERVE=off)
 #   (solutions: TIME_VARIANTS=1 also times every variant, records' variant_speedups)
@@ -113,6 +114,18 @@ df = read_records("/tmp/runs-audit", "audit-defaults"); save_records(df, f"{sys.
 print(len(df), "records; judge_s median", round(df["judge_s"].median(), 2), "max", round(df["judge_s"].max(), 2),
       "; build_s median", round(df["build_s"].median(), 1), "max", round(df["build_s"].max(), 1))
 PY
+fi
+if [[ $what == ray ]]; then
+  # the Ray cluster benchmark on one host's GPUs (nvidia-h200-x2): Ray 2.60 from the carried .whl/raysite.txz,
+  # then RAY_PASSES (default: local ray) with builds warmed first; RAY_WORK persists on a warm machine, so a
+  # second back-to-back call skips the cold builds. Stray nodes of an earlier call are stopped by their
+  # binaries' names (a pattern naming `ray start` would match this command's own shell)
+  mkdir -p /tmp/rs && { [[ -d /tmp/rs/raysite ]] || xz -dc .whl/raysite.txz | tar x -C /tmp/rs; }
+  pkill -9 -f "[r]aylet" ; pkill -9 -f "[g]cs_server" ; sleep 1
+  PYTHONPATH="/tmp/rs/raysite:$PYTHONPATH" timeout "${RAY_TIMEOUT:-550}" python3 benchmarks/ray_cluster.py \
+    --passes ${RAY_PASSES:-local ray} --work "${RAY_WORK:-/tmp/raybench}" --out-dir "$OUT" --build-jobs 28 --cpus-per-node 15 \
+    2>&1 | tee "$OUT/ray_cluster.log" | grep -v '^{' | tail -20
+  echo "ray_cluster exit status ${PIPESTATUS[0]}"
 fi
 if [[ $what == backends ]]; then
   timeout "${BACKENDS_TIMEOUT:-300}" python3 benchmarks/backends.py --device cuda --out "$OUT/backends.json" 2>&1 | tail -14
