@@ -126,6 +126,7 @@ if [[ $what == ray ]]; then
     --passes ${RAY_PASSES:-local ray} --work "${RAY_WORK:-/tmp/raybench}" --out-dir "$OUT" --build-jobs 28 --cpus-per-node 15 \
     2>&1 | tee "$OUT/ray_cluster.log" | grep -v '^{' | tail -20
   echo "ray_cluster exit status ${PIPESTATUS[0]}"
+  tar czf "$OUT/ray_runs.tgz" -C "${RAY_WORK:-/tmp/raybench}" runs  # each pass's records and driver events
 fi
 if [[ $what == backends ]]; then
   timeout "${BACKENDS_TIMEOUT:-300}" python3 benchmarks/backends.py --device cuda --out "$OUT/backends.json" 2>&1 | tail -14

@@ -171,6 +171,7 @@ def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: fl
     started = time.time()
     run_batch_on_ray(problems, model, run_id="fault", runs_root=root, opts=opts, progress=False, recover_timeout_s=300, events=events)
     wall = time.time() - started
+    keep_events(events, root / "fault")
     out["stop"] = True
     died = [e for e in events if e["event"] == "judge_died"]
     first_after = None
@@ -184,7 +185,19 @@ def fault_pass(ray, problems, model, opts, root: Path, second: Node, kill_at: fl
             "first_requeued_recorded_after_s": round(first_after - kill_t, 2) if first_after and kill_t else None,
             "requeued": died[0]["requeued"] if died else 0, "judges_died": len(died),
             "duplicates_dropped": sum(1 for e in events if e["event"] == "duplicate_dropped"),
-            "recorded_by_node": _count_by_node(events), "judges": judges_timeline(events, started), "wall": wall}
+            "recorded_by_node": _count_by_node(events), "taken_back": taken_back(events),
+            "judges": judges_timeline(events, started), "wall": wall}
+
+
+def taken_back(events: list) -> int:
+    """Jobs a judge gave back unstarted to one that had run dry (:meth:`kbench_lib.cluster.driver.Batch.take_back_for_idle`)."""
+    return sum(len(e["keys"]) for e in events if e["event"] == "taken_back")
+
+
+def keep_events(events: list, folder: Path) -> None:
+    """The driver's events of a pass beside its records (``_events.jsonl``): where its time went."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "_events.jsonl").write_text("".join(json.dumps(e, default=str) + "\n" for e in events))
 
 
 def judges_timeline(events: list, started: float) -> list[dict]:
@@ -309,7 +322,9 @@ def main() -> None:
                 events, t0 = [], time.time()
                 run_batch_on_ray(problems, model, address=address, run_id="ray", runs_root=root, opts=opts, progress=False,
                                  events=events)
-                finish(summary("ray", read_records(root, "ray"), time.time() - t0, n_gpu, 2, expected,
+                wall = time.time() - t0
+                keep_events(events, root / "ray")
+                finish(summary("ray", read_records(root, "ray"), wall, n_gpu, 2, expected, taken_back=taken_back(events),
                                judges=judges_timeline(events, t0)))
             if "fault" in a.passes:
                 shutil.rmtree(root / "fault", ignore_errors=True)

@@ -159,6 +159,54 @@ def test_judges_holding_every_cpu_still_get_their_builds(cluster, batch, local, 
         _wait_for_free_cpus(4)  # a kill is asynchronous: the next test's judges would find the CPUs held
 
 
+SLOW = """
+import time
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):  # right, and slow to make (busy: a sleeping candidate is caught idle), so a job waits
+    def __init__(self, scale: float):  # long in a judge's line
+        super().__init__()
+        self.scale = scale
+        start = time.perf_counter()
+        while time.perf_counter() - start < 1.0:
+            pass
+
+    def forward(self, a, b):
+        return torch.relu(a * self.scale + b)
+"""
+
+
+@pytest.mark.timeout(360)
+def test_a_judge_left_with_nothing_takes_a_job_waiting_in_anothers_line(cluster, tmp_path):
+    """Three slow samples of one problem: the judge that takes the problem is sent all three at
+    once (its first jobs), so the other judge, once ready, has nothing to take from a share or the
+    queue. It takes the job still waiting in the first judge's line (and, if it is done with that
+    before the first judge began its second, that one too); each is recorded once, by the judge that
+    took it."""
+    from kbench_lib.cluster import run_batch_on_ray
+
+    fixtures = Path(__file__).parent / "fixtures"
+    probs, cands = tmp_path / "problems" / "level1", tmp_path / "cands"
+    probs.mkdir(parents=True)
+    cands.mkdir()
+    shutil.copy(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py", probs / "1_Scale_Add_ReLU.py")
+    for i in range(3):
+        (cands / f"1_Scale_Add_ReLU__slow{i}.py").write_text(SLOW)
+    events: list = []
+    run_id, rows = run_batch_on_ray(discover(tmp_path / "problems"), f"folder:{cands}", run_id="taken", runs_root=tmp_path / "runs",
+                                    opts=OPTS, progress=False, judges=2, recover_timeout_s=180, events=events)
+    df = read_records(tmp_path / "runs", run_id)
+    assert len(rows) == len(df) == 3 and len(set(_keys(df))) == 3
+    assert df["correct"].all(), df[["failure", "message"]].to_dict("records")
+    taken = [e for e in events if e["event"] == "taken_back"]  # one, or two where the taker ran dry again first
+    assert 1 <= len(taken) <= 2 and all(len(e["keys"]) == 1 for e in taken), [(e["event"], e.get("judge")) for e in events]
+    for e in taken:
+        recorded = [r for r in events if r["event"] == "recorded" and r["key"] == e["keys"][0]]
+        assert len(recorded) == 1 and recorded[0]["judge"] != e["judge"]
+
+
 def _wait_for_free_cpus(n: int, within_s: float = 60.0) -> None:
     deadline = time.monotonic() + within_s
     while ray.available_resources().get("CPU", 0) < n and time.monotonic() < deadline:

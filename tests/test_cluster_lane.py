@@ -43,6 +43,22 @@ def test_a_lanes_verdicts_are_kept_until_acknowledged_and_a_model_failure_needs_
     assert not lane.thread.is_alive() and lane.verdicts([], 5.0) == []  # closed: nothing, at once
 
 
+def test_a_job_taken_back_out_of_the_line_is_never_judged_there(fixtures):
+    problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    good = load_candidate(fixtures / "candidates" / "scale_add_relu_cpp.py")
+    lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60), "cpu")
+    try:
+        # four jobs at once: the lane takes the first (and may begin the second behind it), the last
+        # two wait in its line for seconds (a worker's start and a correctness check each)
+        lane.put([(t, problem, Sample(t, good), None, t == 4) for t in (1, 2, 3, 4)])
+        assert lane.take_back() == [4]
+        got = _collect(lane, {1, 2, 3}, [])
+        assert set(got) == {1, 2, 3} and all(v.correct for v in got.values())
+    finally:
+        lane.close()
+    assert 4 not in dict(lane.verdicts([], 0.5))  # closed with every job judged: the one taken back never was
+
+
 def test_a_lane_whose_loop_fails_says_so_once_its_verdicts_are_handed_over(fixtures):
     problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60), "cpu")

@@ -90,6 +90,22 @@ def test_an_idle_lane_takes_the_last_waiting_sample_of_a_problem_it_has_prepared
     assert lanes.get(0) is a[0] and lanes.ended_here(0) == ["a"]
 
 
+def test_a_judge_elsewhere_takes_the_last_waiting_sample_out_of_a_line():
+    """A Ray judging actor's one-lane line: the driver takes its last waiting sample back for a
+    judge that ran dry; the one the lane is judging is never taken."""
+    lanes = JudgeLanes(1, limit=100)
+    xs = _arrivals("a", 3)
+    for x in xs:
+        lanes.put(x)
+    assert lanes.get(0) is xs[0]  # being judged
+    assert lanes.take_waiting(0) == [xs[2]] and lanes.pending == 2
+    assert lanes.take_waiting(0) == [xs[1]] and lanes.pending == 1
+    assert lanes.take_waiting(0) == []  # only the one being judged is left
+    lanes.done(0)
+    lanes.close()
+    assert lanes.get(0) is None and lanes.pending == 0
+
+
 def test_an_idle_lane_leaves_a_short_line_of_a_problem_it_has_not_prepared():
     lanes = JudgeLanes(2, limit=100, split_after=100)
     xs = _arrivals("a", 2)

@@ -119,6 +119,19 @@ class JudgeLanes:
             return victim, len(line) - 1
         return None
 
+    def take_waiting(self, lane: int) -> list[Arrival]:
+        """The last sample waiting in ``lane``'s line (not yet taken by the lane), taken out for a
+        judge elsewhere that has run dry (a Ray judging actor's one-lane line,
+        :meth:`kbench_lib.cluster.lane.ActorLane.take_back`); none when nothing waits."""
+        with self._cond:
+            line = self._lanes[lane]
+            if not line:
+                return []
+            arrival = line.pop()
+            self._load[lane] -= 1
+            self._cond.notify_all()
+            return [arrival]
+
     def upcoming(self, lane: int) -> list:
         """The problems of the candidates waiting in ``lane``'s line, each once, in their order (a
         sample without a candidate, such as a corpus row that publishes no kernel, needs no

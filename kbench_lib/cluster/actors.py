@@ -104,6 +104,10 @@ class JudgeActor:
         """Jobs to judge, in order: (token, problem, sample, error message, last) (:meth:`.lane.ActorLane.put`)."""
         self._lane.put(jobs)
 
+    def take_back(self) -> list:
+        """Tokens of jobs taken back out of the lane's line unstarted (:meth:`.lane.ActorLane.take_back`)."""
+        return self._lane.take_back()
+
     def verdicts(self, acknowledged: list, timeout: float) -> list[tuple]:
         """[(token, verdict)] the driver has not acknowledged, once there is one or after
         ``timeout`` seconds (:meth:`.lane.ActorLane.verdicts`): verdicts, never an exception, for

@@ -8,6 +8,10 @@ becoming ready, a verdict (judging actor). The loop waits for any of them and ac
 - answers become jobs in the queue;
 - a judge with room gets whole problems from the queue (:class:`.work.WorkQueue`), starts their
   builds on its node and is sent up to ``DEPTH`` jobs whose builds are done, each under a token;
+- a judge left with nothing (no share, nothing running, the queue empty) while another has jobs
+  waiting in its lane's line asks that one to give back the last of them unstarted
+  (:meth:`.actors.JudgeActor.take_back`): so the batch does not end on one GPU judging the
+  jobs it was sent ahead while the other idles;
 - each judge has one call out at a time that waits for its verdicts (:meth:`.actors.JudgeActor.verdicts`,
   acknowledging those read before): each verdict becomes a record;
 - a judge that died (its process, or its node) gives back its share and the jobs it was running,
@@ -37,6 +41,7 @@ from .work import Job, WorkQueue, jobs_for
 DEPTH = 3  # jobs sent to a judge ahead of its verdicts (one running, the next ones waiting in its lane's line, whose
 #             references its lane prepares while a worker starts)
 STUCK_S = 10.0  # a judge running nothing whose every job has waited this long for its build takes work from another
+TAKE_AGAIN_S = 0.5  # after a judge had nothing waiting to give back, how long before it is asked again
 POLL_S = 2.0  # how long a judge's call for verdicts waits for one before it returns with none
 MAX_DEATHS = 3  # judge deaths a job may be running at before it is recorded as a judge_error
 STARTUP_FAILURES = 3  # judges in a row that die before they are ready: the cluster cannot judge
@@ -53,6 +58,8 @@ class Judge:
     running: dict = field(default_factory=dict)  # token -> job sent and not yet recorded, in the order sent
     acknowledged: list = field(default_factory=list)  # tokens of verdicts read since its last call for verdicts
     sent_any: bool = False  # whether it has been sent a job yet
+    giving_back: bool = False  # a call to take jobs back out of its line is out
+    ask_again_at: float = 0.0  # when it may be asked again after it had nothing waiting
 
     @property
     def node(self) -> str | None:
@@ -291,6 +298,39 @@ class Batch:
                     sent.append(job)
             if sent:
                 self.send(judge, sent)
+
+        self.take_back_for_idle()
+
+    def take_back_for_idle(self) -> None:
+        """With a live judge left with nothing and nothing else to give it, asks the judge with the
+        most jobs sent (two at least: one being judged, one that may wait in its line) to give back
+        the last job waiting in its lane's line (:meth:`on_taken`)."""
+        if self.queue or self.gen_pending or not any(not j.running and not j.share for j in self.live()):
+            return
+        now = time.monotonic()
+        asked = [j for j in self.live() if j.giving_back]
+        victims = [j for j in self.live() if len(j.running) >= 2 and not j.giving_back and now >= j.ask_again_at]
+        if asked or not victims:
+            return
+        victim = max(victims, key=lambda j: len(j.running))
+        victim.giving_back = True
+        self.refs[victim.handle.take_back.remote()] = ("taken", victim)
+
+    def on_taken(self, ref, judge: Judge) -> None:
+        """Tokens ``judge`` took back out of its line unstarted: their jobs go to the live judge with
+        the shortest share (the one that ran dry); none: it is asked again after ``TAKE_AGAIN_S``."""
+        judge.giving_back = False
+        try:
+            tokens = self.ray.get(ref)
+        except self.ray.exceptions.RayError:  # the judge is gone: its verdict calls say so (on_died)
+            return
+        jobs = [job for job in (judge.running.pop(t, None) for t in tokens) if job is not None]
+        if not jobs:
+            judge.ask_again_at = time.monotonic() + TAKE_AGAIN_S
+            return
+        others = [j.share for j in self.live() if j is not judge]
+        self.queue.put_back(jobs, others or [judge.share])
+        self.event("taken_back", judge=judge.index, keys=[list(j.key) for j in jobs])
 
     def send(self, judge: Judge, jobs: list[Job]) -> None:
         """``jobs`` to ``judge``'s lane, in order, each under a new token; a job is its problem's

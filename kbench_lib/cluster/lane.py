@@ -13,7 +13,9 @@ every GPU gives each GPU's workers.
   next :meth:`ActorLane.verdicts` call, so a reply lost on its way (an RPC lost with a node) is sent
   again, and the driver, which records a sample key only once, drops what it already has;
 - a sample without a candidate (the model failed on the problem) needs no GPU: its verdict is made
-  at once, as the local runner makes it.
+  at once, as the local runner makes it;
+- :meth:`ActorLane.take_back` takes the last job waiting in its line back out, unstarted, for a
+  judge that ran dry at the end of a batch.
 
 The driver sends a job once its build on this node is done (:meth:`.driver.Batch.build_ready`), so
 the lane finds it in the build cache; a judge's first jobs go at once, and the lane builds them, or
@@ -117,6 +119,12 @@ class ActorLane:
             arrival = Arrival(problem, sample, None, last)
             self._tokens[id(arrival)] = token
             self.batch.lanes.put(arrival)
+
+    def take_back(self) -> list:
+        """Tokens of the jobs taken back out of the line unstarted: the last one waiting there
+        (:meth:`kbench_lib.batch.lanes.JudgeLanes.take_waiting`), if any. The lane never judges
+        them; the driver gives them to a judge that ran dry."""
+        return [self._tokens.pop(id(a)) for a in self.batch.lanes.take_waiting(0)]
 
     def verdicts(self, acknowledged: list, timeout: float) -> list[tuple]:
         """[(token, verdict)] not yet acknowledged, once there is one or after ``timeout`` seconds
