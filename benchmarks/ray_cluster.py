@@ -14,6 +14,9 @@ reference solutions, the adversarial suites, the bad fixtures), its solutions la
 further samples until it has ``--min-candidates``; builds are warmed once first (one build cache,
 shared by both nodes of this host).
 
+Every pass's judging starts cold: ``local`` and ``local2`` each run in a fresh process (their rows'
+``fresh_process``), as a Ray pass's judging actors are new processes.
+
 Passes: ``local`` (runner.run_batch on one GPU, the baseline), ``local2`` (runner.run_batch on both
 GPUs, no Ray: ``kbench run --gpus 2``), ``ray`` (both nodes, one judging actor each), ``fault`` (both nodes; the second node's processes are killed once ``--kill-at`` of
 the batch is recorded). Reported per pass: candidates, wall, candidates per hour and per GPU-hour;
@@ -66,6 +69,46 @@ def laid_out(work: Path, min_candidates: int, keep, device: str) -> tuple[list, 
             shutil.copy(f, f.with_name(f.name.replace("__solution.py", f"__solution_copy{copy}.py")))
             n += 1
     return problems, models[0]
+
+
+def judged_batch(batch_file: Path, model: str, run_id: str, runs_root: Path, opts: JudgeOptions, build_jobs: int, gpus) -> float:
+    """Seconds :func:`runner.run_batch` takes over the laid-out batch (``batch_file``), from its call
+    to its return: the judging lanes' start (fork servers, CUDA contexts, first references) included."""
+    problems = [load_problem(Path(p)) for p in json.loads(Path(batch_file).read_text())[0]]
+    t0 = time.time()
+    runner.run_batch(problems, model, run_id=run_id, runs_root=runs_root, opts=opts, progress=False, prebuild_jobs=build_jobs, gpus=gpus)
+    return time.time() - t0
+
+
+def in_fresh_process(fn, *args):
+    """``fn(*args)`` in a new interpreter (spawned, not a daemon: its batch starts processes of its
+    own), its value returned. A pass judged in this process after another would find that one's
+    fork servers and CUDA context warm, where a Ray pass's judges start cold; each pass here starts
+    its judging cold, as a ``kbench run`` does."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_send_result, args=(there, fn, args))
+    proc.start()
+    there.close()
+    try:
+        ok, value = here.recv()
+    except EOFError:
+        ok, value = False, f"its process ended without a result (exit status {proc.join() or proc.exitcode})"
+    proc.join()
+    if not ok:
+        raise RuntimeError(f"{fn.__name__} in a fresh process failed: {value}")
+    return value
+
+
+def _send_result(conn, fn, args) -> None:
+    import traceback
+
+    try:
+        conn.send((True, fn(*args)))
+    except BaseException:  # noqa: BLE001 - the parent raises it
+        conn.send((False, traceback.format_exc()[-3000:]))
 
 
 def ray_command() -> list[str]:
@@ -291,11 +334,10 @@ def main() -> None:
     print(f"batch: {len(problems)} problems, {expected} candidates, work {work}", flush=True)
     opts = JudgeOptions(device=a.device, timing_budget_s=a.timing_budget, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20)
     if not (work / "builds-warm").exists():
-        t0 = time.time()
-        runner.run_batch(problems, model, run_id="warm-builds", runs_root=work / "warm", progress=False, prebuild_jobs=a.build_jobs,
-                         opts=JudgeOptions(device=a.device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20))
-        (work / "builds-warm").write_text(f"{time.time() - t0:.1f}")
-        print(f"builds warmed in {time.time() - t0:.1f} s", flush=True)
+        warm = JudgeOptions(device=a.device, timing=False, run_timeout_s=a.run_timeout, build_timeout_s=a.run_timeout * 20)
+        seconds = in_fresh_process(judged_batch, batch_file, model, "warm-builds", work / "warm", warm, a.build_jobs, None)
+        (work / "builds-warm").write_text(f"{seconds:.1f}")
+        print(f"builds warmed in {seconds:.1f} s", flush=True)
     root, nodes = work / "runs", []
     n_gpu = 2 if gpus else 0
 
@@ -306,12 +348,9 @@ def main() -> None:
         for name, lanes in (("local", 1), ("local2", 2)):
             if name in a.passes:
                 shutil.rmtree(root / name, ignore_errors=True)
-                t0 = time.time()
-                runner.run_batch(problems, model, run_id=name, runs_root=root, opts=opts, progress=False, prebuild_jobs=a.build_jobs,
-                                 gpus=lanes if gpus else None)
-                wall = time.time() - t0
+                wall = in_fresh_process(judged_batch, batch_file, model, name, root, opts, a.build_jobs, lanes if gpus else None)
                 (root / name / "_wall_s").write_text(f"{wall}")
-                finish(summary(name, read_records(root, name), wall, lanes if gpus else 0, 1, expected))
+                finish(summary(name, read_records(root, name), wall, lanes if gpus else 0, 1, expected, fresh_process=True))
         if {"ray", "fault"} & set(a.passes):
             ray, address, head, second = start_cluster(work, a.cpus_per_node, gpus)
             nodes = [head, second]
