@@ -279,8 +279,15 @@ def _count_by_node(events: list) -> dict:
 
 def write(row: dict, out_dir: str, device: str, timing_budget: float, run_timeout: float) -> None:
     """Append one pass's row to ``<out-dir>/<device-slug>/ray_cluster-<date>.json``."""
+    gpus = 0
+    if device == "cuda":
+        import torch
+
+        gpus = torch.cuda.device_count()
     row.update(device_name=device_name(device), date=dt.date.today().isoformat(), timing_budget_s=timing_budget,
-               run_timeout_s=run_timeout, git_sha=os.environ.get("KBENCH_GIT_SHA", ""))
+               run_timeout_s=run_timeout, git_sha=os.environ.get("KBENCH_GIT_SHA", ""),
+               machine=f"{gpus}x {device_name(device)}, {os.cpu_count()} cores" if gpus else f"{os.cpu_count()} cores",
+               command="python benchmarks/ray_cluster.py " + " ".join(sys.argv[1:]))
     print(json.dumps(row), flush=True)
     dest = Path(out_dir) / device_slug(device)
     dest.mkdir(parents=True, exist_ok=True)
