@@ -95,8 +95,10 @@ def in_fresh_process(fn, *args):
     try:
         ok, value = here.recv()
     except EOFError:
-        ok, value = False, f"its process ended without a result (exit status {proc.join() or proc.exitcode})"
+        ok, value = False, "its process ended without a result"
     proc.join()
+    if not ok and proc.exitcode:
+        value = f"{value} (exit status {proc.exitcode})"
     if not ok:
         raise RuntimeError(f"{fn.__name__} in a fresh process failed: {value}")
     return value

@@ -120,6 +120,7 @@ def test_an_idle_service_ends_by_itself(env):
     (("run", "problems/level1", "--no-such-option"), "--no-such-option"),
     (("run", "problems/level1", "--model", "bogus"), "kbench run: unknown model 'bogus': use "),
     (("run", "problems/level9"), "kbench run: no such problem folder or file: problems/level9"),
+    (("baselines", "problems/level9"), "kbench baselines: no such problem folder or file: problems/level9"),
     (("run", "--model", "cuda-l1:/no/such.jsonl"), "kbench run: cuda-l1 corpus '/no/such.jsonl': no such file"),
     (("eval", "problems/level1/0_None.py", "c.py"), "kbench eval: cannot read problem file problems/level1/0_None.py: no such file"),
     (("eval", "level1/51_ReLU", "no_such_candidate.py"), "kbench eval: cannot read candidate file no_such_candidate.py: no such file"),

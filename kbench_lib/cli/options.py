@@ -70,17 +70,18 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                         "configuration is checked and recorded whatever it is (docs/PROTOCOLS.md)")
 
 
-def selected_problems(a, verb: str) -> list | None:
-    """The problems under ``a.problems`` kept by ``--filter`` and ``--limit``; malformed files are
-    reported and skipped. None after a one-line error: a path that does not exist, or no problem
-    left to run."""
-    from pathlib import Path
+def problems_path_refused(a) -> str | None:
+    """Why a command refuses its ``problems`` path (one line: it does not exist), or None; told by
+    :func:`kbench_lib.cli.main` before the command runs."""
+    return None if Path(a.problems).exists() else f"no such problem folder or file: {a.problems}"
 
+
+def selected_problems(a, verb: str) -> list | None:
+    """The problems under ``a.problems`` (a path :func:`problems_path_refused` let through) kept by
+    ``--filter`` and ``--limit``; malformed files are reported and skipped. None after a one-line
+    error: no problem left to run."""
     from ..suite.problems import discover_with_errors, select
 
-    if not Path(a.problems).exists():
-        print(f"kbench {verb}: no such problem folder or file: {a.problems}", file=sys.stderr)
-        return None
     problems, errors = discover_with_errors(a.problems)
     for path, err in errors:
         print(f"kbench {verb}: skipping malformed problem {path}: {err}", file=sys.stderr)

@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..core.candidates import BACKENDS
-from .options import REPO, add_judge_args, flag_policy_arg, judge_options, selected_problems
+from .options import REPO, add_judge_args, flag_policy_arg, judge_options, problems_path_refused, selected_problems
 
 
 def add_parser(sub) -> None:
@@ -137,8 +137,6 @@ def command(a) -> int:
 def refused(a) -> str | None:
     """Why ``kbench run`` refuses its arguments (one line), or None: a model that names nothing, a
     corpus that cannot be read, a problem path that does not exist."""
-    from pathlib import Path
-
     from ..generation import corpus
     from ..generation.models import unknown_model
 
@@ -147,9 +145,7 @@ def refused(a) -> str | None:
     why = None if _searches(a) else unknown_model(a.model)
     if why:  # the tuner is a search (kbench_lib.strategies), not one of the registry's models
         why += ", or tune[:PATH] (the offline autotuner)"
-    if why is None and not Path(a.problems).exists():
-        why = f"no such problem folder or file: {a.problems}"
-    return why
+    return why or problems_path_refused(a)
 
 
 def _searches(a) -> bool:

@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from .options import REPO, selected_problems
+from .options import REPO, problems_path_refused, selected_problems
 
 
 def add_lint_parser(sub) -> None:
@@ -90,7 +90,7 @@ def add_baselines_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per (problem, mode)")
     p.add_argument("--budget", type=float, default=5.0, help="seconds of timed trials per (problem, mode)")
     p.add_argument("--quiet", action="store_true")
-    p.set_defaults(fn=baselines)
+    p.set_defaults(fn=baselines, refused=problems_path_refused)
 
 
 def baselines(a) -> int:

@@ -307,10 +307,11 @@ class Batch:
         the last job waiting in its lane's line (:meth:`on_taken`)."""
         if self.queue or self.gen_pending or not any(not j.running and not j.share for j in self.live()):
             return
+        if any(j.giving_back for j in self.live()):  # one call out at a time
+            return
         now = time.monotonic()
-        asked = [j for j in self.live() if j.giving_back]
-        victims = [j for j in self.live() if len(j.running) >= 2 and not j.giving_back and now >= j.ask_again_at]
-        if asked or not victims:
+        victims = [j for j in self.live() if len(j.running) >= 2 and now >= j.ask_again_at]
+        if not victims:
             return
         victim = max(victims, key=lambda j: len(j.running))
         victim.giving_back = True

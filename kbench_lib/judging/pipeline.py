@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from ..scoring import protocols
+from ..scoring.flags import FLAGS
 from ..scoring.metrics import times_a_kernel
 from ..isolation import sandbox, server_pool
 from . import build, guards, reference_store
@@ -349,7 +350,7 @@ class Judgement:
         if opts.guards and protocols.may_pass(default, prep.precision):
             v.flags.extend(guards.runtime_flags(v, prep.problem, opts.policy))
         elif not opts.guards:  # the worker's own checks still ran, but nothing it noticed is a guard's verdict here
-            v.flags[:] = ["guards_off: judged with every guard off (JudgeOptions(guards=False)): correctness and timing only"]
+            v.flags[:] = [f"guards_off: {FLAGS['guards_off'].meaning}"]
 
     def _cleanup(self) -> None:
         try:
