@@ -95,3 +95,23 @@ def test_a_judge_takes_back_rays_one_thread_but_keeps_a_nodes_own(node_env, expe
         env["OMP_NUM_THREADS"] = node_env
     out = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == expected.format(cores=len(os.sched_getaffinity(0))).split(), out.stderr[-2000:]
+
+
+_SHARE = """
+from kbench_lib.cluster import lane
+from kbench_lib.core import cpu_sets
+import torch
+torch.set_num_threads(2)
+cpu_sets.host_share = lambda device: (0,) if device == "cuda:0" else None  # one core of a host of several GPUs
+print(lane.judge_share("cpu"), torch.get_num_threads(), lane.judge_share("cuda:0"), torch.get_num_threads())
+"""
+
+
+def test_a_judge_on_one_gpu_of_several_sizes_its_torch_threads_to_that_gpus_share():
+    """The judge's own torch (preparing references) keeps to as many threads as its GPU's share
+    has cores; a judge with every core (a CPU judge, a host of one GPU) keeps torch as it is."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SHARE], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["None", "2", "(0,)", "1"], out.stderr[-2000:]

@@ -5,8 +5,8 @@ The actor runs the lane loop a local GPU runs, in a thread of its own, over a on
 :class:`kbench_lib.batch.lanes.JudgeLanes`: its fork server starts with the actor, the references of
 the problems waiting in its line are prepared while the server starts, and the next problem's
 while a worker starts behind its gate. On a host of several GPUs its workers keep to its GPU's
-share of the host's cores (:func:`kbench_lib.core.cpu_sets.host_share`), as a local batch on
-every GPU gives each GPU's workers.
+share of the host's cores (:func:`judge_share`), as a local batch on every GPU gives each GPU's
+workers, and its own torch threads do too.
 
 - :meth:`ActorLane.put` gives it jobs (each with the driver's token for it) in the order sent;
 - each verdict waits in an outbox, under its token, until the driver has read it and said so in its
@@ -58,6 +58,19 @@ class LaneStopped(RuntimeError):
     """The actor's lane loop ended with an error: this judge cannot go on (the driver replaces it)."""
 
 
+def judge_share(device: str) -> tuple[int, ...] | None:
+    """The cores a judge on ``device`` keeps to on a host of several GPUs
+    (:func:`kbench_lib.core.cpu_sets.host_share`; None: every core), torch's thread pool in this
+    process sized to them: the judge prepares its references here while the other GPUs' judges
+    prepare theirs on the other shares."""
+    share = cpu_sets.host_share(device) if device.startswith("cuda") else None
+    if share:
+        import torch
+
+        torch.set_num_threads(len(share))
+    return share
+
+
 class ActorLane:
     """One device's lane loop in a thread of the judging actor (see the module docstring)."""
 
@@ -80,7 +93,7 @@ class ActorLane:
         self.batch = _Lane(None, "ray", "", "single", opts, [device], 0, False, lane_processes=False)
         # one GPU of several on this host: its workers keep to its share of the host's cores, as
         # a local batch on every GPU gives them (the other GPUs' judges take the other shares)
-        share = cpu_sets.host_share(device) if device.startswith("cuda") else None
+        share = judge_share(device)
         self.cpus = share
         if share:
             self.batch.cpus = {device: share}
