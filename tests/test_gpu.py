@@ -139,6 +139,38 @@ def test_torch_compile_profile_names_inductor_kernels_for_the_fusion_analysis(tm
     assert len(fusion.ops_per_kernel(df)) >= 1
 
 
+_MAX_AUTOTUNE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_f, out_f):
+        super().__init__()
+        self.linear = nn.Linear(in_f, out_f)
+        self.fast = torch.compile(self._forward, mode="max-autotune-no-cudagraphs")
+
+    def _forward(self, x):
+        return F.gelu(self.linear(x))
+
+    def forward(self, x):
+        return self.fast(x)
+"""
+
+
+def test_a_max_autotune_compile_precompiles_on_threads_and_leaves_nothing_running():
+    """A candidate's torch.compile with max-autotune (its GEMM choices precompiled on the build's
+    thread count, its kernels compiled in its own process) is judged correct with no flag: no
+    compile process or thread outlives the calls."""
+    from kbench_lib.suite.problems import load_problem
+
+    problem = load_problem(Path(__file__).parent / "fixtures" / "problems" / "level1" / "2_Linear_GELU.py")
+    v = judge(problem, Candidate(_MAX_AUTOTUNE, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.5))
+    assert v.correct and v.failure is None, (v.failure, v.message)
+    assert not [f for f in v.flags if f.split(":")[0] in ("processes_started", "threads_started")], v.flags
+
+
 def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_relu, tmp_path):
     """A batch on two GPUs (skipped with fewer): eight samples of one problem spread over both
     judging threads, each preparing the reference on its own GPU; every verdict correct and

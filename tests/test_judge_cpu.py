@@ -590,3 +590,39 @@ def test_a_candidate_that_does_not_parse_is_judged_without_a_build_or_a_process(
     cpp = (fixtures / "candidates" / "scale_add_relu_cpp.py").read_text().replace("class ModelNew(", "class ModelNew((", 1)
     v = judge(scale_add_relu, Candidate(source=cpp, backend="cpp"), fast_cpu_opts)
     assert v.failure == "load_error" and "syntax error" in v.message and v.build_s is None and not v.compiled
+
+
+def test_a_candidates_torch_compile_precompiles_on_threads_and_compiles_in_its_process(scale_add_relu, fast_cpu_opts):
+    """Inductor in the candidate's process starts no pool of compile processes (its
+    ``compile_threads`` 1, which the processes_started check would see outlive the calls), while
+    max-autotune's precompile threads, which end with the compile, are the build's count."""
+    import os
+
+    from kbench_lib.core.candidates import Candidate
+
+    expected = max(1, min(8, os.cpu_count() or 1))
+    source = (
+        "import os\nimport torch\nimport torch._inductor.config as inductor\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, scale):\n        super().__init__()\n        self.scale = scale\n"
+        "    def forward(self, a, b):\n"
+        f"        seen = (inductor.compile_threads, os.environ.get('TORCHINDUCTOR_COMPILE_THREADS'))\n"
+        f"        if seen != (1, {str(expected)!r}):\n            raise RuntimeError(f'inductor sees {{seen}}')\n"
+        "        return torch.relu(a * self.scale + b)\n"
+    )
+    v = judge(scale_add_relu, Candidate(source, "torch"), fast_cpu_opts)
+    assert v.correct and v.failure is None, (v.failure, v.message)
+
+
+def test_inductors_compiles_stay_in_the_workers_process_where_its_config_is_imported():
+    import torch._inductor.config as inductor
+
+    from kbench_lib.isolation.worker.start import compile_in_process
+
+    before = inductor.compile_threads
+    try:
+        inductor.compile_threads = 4
+        compile_in_process()
+        assert inductor.compile_threads == 1
+    finally:
+        inductor.compile_threads = before

@@ -62,13 +62,15 @@ def default_jobs(devices: list[str] | str) -> int:
 
 def build_env(candidate: Candidate, device: str, jobs: int | None = None) -> dict[str, str]:
     """Environment variables that point a candidate's compilation at its cache entry."""
+    threads = str(jobs or max(1, min(8, os.cpu_count() or 1)))
     env = {
         "TORCH_EXTENSIONS_DIR": str(build_dir(candidate, device)),
         "TRITON_CACHE_DIR": str(cache_root() / "triton"),
-        "MAX_JOBS": str(jobs or max(1, min(8, os.cpu_count() or 1))),
-        # torch.compile in a candidate compiles in its own thread: Inductor's compile pools would
-        # otherwise be threads left running after the calls (the threads_started check)
-        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        "MAX_JOBS": threads,
+        # torch.compile in a candidate: max-autotune precompiles its choices on this many threads,
+        # which end with the compile; the worker keeps Inductor's own compiles in its process
+        # (worker.start.compile_in_process), so no pool of compile processes outlives the calls
+        "TORCHINDUCTOR_COMPILE_THREADS": threads,
     }
     pkg = dsl_packages.PACKAGES.get(candidate.backend)
     if pkg is not None:  # the DSL's own kernel cache, in the candidate's entry

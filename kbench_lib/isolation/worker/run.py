@@ -23,7 +23,8 @@ from .lazy_compile import call_on_fake, compiles_lazily
 from .probes import _settings, _start_runtime_threads, _threads
 from .report import _BACKEND, Channel, _failure_of, _is_build_error, _LoadError, _trace, channel
 from .results import _ARENA
-from .start import _await_gate, _import_backend, _open_out_folder, _prepare_device, _read_job, _take_gate, _warm_imports
+from .start import (_await_gate, _import_backend, _open_out_folder, _prepare_device, _read_job, _take_gate, _warm_imports,
+                    compile_in_process)
 from .tamper import _harness_objects, _leftover_flags
 from .timed import _profile, _time, timing_groups
 from ...suite.problems import model_name
@@ -59,6 +60,7 @@ def run(mode: str, jobdir: str) -> int:
     t_drawn = _monotonic()
     if mode == "run":
         _warm_imports()
+    compile_in_process()
     backend_failed = _import_backend(job.get("backend"))  # a DSL's package, before the snapshots below
     drawing = _drawing_state(loaded)  # what drawing the timed sets later relies on, as it is now
     if mode == "run":  # a timed set's fingerprints come when it is drawn (timed_inputs)

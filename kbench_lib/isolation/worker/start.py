@@ -101,6 +101,19 @@ def _warm_imports() -> None:
                 pass
 
 
+def compile_in_process() -> None:
+    """Inductor's compiles (a candidate's ``torch.compile``) kept in this process: its
+    ``compile_threads`` set to 1, so it starts no pool of compile processes, which would outlive
+    the calls (the ``processes_started`` and ``threads_started`` checks). max-autotune still
+    precompiles its choices on ``TORCHINDUCTOR_COMPILE_THREADS`` threads
+    (:func:`kbench_lib.judging.build.build_env`), a pool that ends with the compile: Inductor reads
+    that count from the environment, not from its config. Where this process has not imported
+    Inductor's config (a build), nothing is imported for it."""
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        config.compile_threads = 1
+
+
 def _import_backend(backend: str | None) -> str | None:
     """A DSL backend's package (:mod:`kbench_lib.core.dsl_packages`) imported before the harness's
     snapshots and the candidate: what its import does to the process (an exception hook, torch
