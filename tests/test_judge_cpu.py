@@ -626,3 +626,19 @@ def test_inductors_compiles_stay_in_the_workers_process_where_its_config_is_impo
         assert inductor.compile_threads == 1
     finally:
         inductor.compile_threads = before
+
+
+def test_a_batch_judges_a_candidate_with_no_build_while_the_one_before_it_builds(scale_add_relu, fixtures, fast_cpu_opts, tmp_path):
+    """The first sample's build is still running (it hangs to its limit): the second, which needs
+    no build, is judged and recorded first; both are recorded."""
+    from kbench_lib.batch import runner
+
+    folder = tmp_path / "cands"
+    folder.mkdir()
+    stem = scale_add_relu.path.stem
+    (folder / f"{stem}__a_hang.py").write_text((fixtures / "bad_candidates" / "build_hang.py").read_text())
+    (folder / f"{stem}__b_torch.py").write_text((fixtures / "candidates" / "scale_add_relu_torch.py").read_text())
+    fast_cpu_opts.build_timeout_s, fast_cpu_opts.idle_timeout_s = 8, 0
+    _, rows = runner.run_batch([scale_add_relu], f"folder:{folder}", run_id="ahead", runs_root=tmp_path / "runs", opts=fast_cpu_opts,
+                               progress=False, prebuild_jobs=2)
+    assert [r["failure"] for r in rows] == [None, "compile_error"], [(r["sample"], r["failure"], r["message"]) for r in rows]

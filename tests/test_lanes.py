@@ -285,3 +285,22 @@ def test_upcoming_names_the_problems_of_waiting_candidates_only():
     lanes.put(Arrival(empty, Sample(0, None, "no kernel", failure="no_code")))
     lanes.put(Arrival(full, Sample(0, Candidate("class ModelNew: pass", "torch"))))
     assert [p.key for p in lanes.upcoming(0)] == ["full"]
+
+
+def test_a_sample_that_can_begin_goes_before_one_whose_build_is_still_running():
+    """The next in line waits on its build: the first behind it that can begin at once comes
+    first, and the next keeps its place; with none that can, the line's order holds."""
+    lanes = JudgeLanes(1, limit=100)
+    xs = _arrivals("a", 1) + _arrivals("b", 1) + _arrivals("c", 1)
+    for x in xs:
+        lanes.put(x)
+    building = {"a", "b"}
+    ready = lambda a: a.problem.key not in building  # noqa: E731
+    assert lanes.get(0, ready=ready) is xs[2]
+    assert lanes.get(0, ready=ready) is xs[0]  # none behind it can begin: the line's order
+    building.clear()
+    assert lanes.get(0, ready=ready) is xs[1]
+    for _ in xs:
+        lanes.done(0)
+    lanes.close()
+    assert lanes.get(0, ready=ready) is None

@@ -10,6 +10,10 @@ seeds and eager baseline there, as any problem on another GPU has). A lane learn
 wait or are being judged at once: past that, :meth:`JudgeLanes.put` waits, and the model feeding
 the batch waits with it.
 
+A lane takes its samples in their order, except that a sample whose build is still running lets
+the first one behind it that can begin at once go first (a sample with no build, or whose build is
+done): a batch that starts by building every candidate judges those that need none meanwhile.
+
 A lane that runs dry takes a waiting sample from the lane that holds the most: the last in that
 line of a problem the idle lane has prepared, while one stays waiting there; else the very last,
 while two stay (preparing a problem costs about one judgement); a lane keeps a problem's reference
@@ -76,18 +80,27 @@ class JudgeLanes:
             self._cond.notify_all()
             return lane
 
-    def get(self, lane: int, wait: bool = True) -> Arrival | None:
+    def get(self, lane: int, wait: bool = True, ready=None) -> Arrival | None:
         """The next sample for ``lane`` (its own, or one taken from a longer line: see the module's
         notes), waiting for one; None once the lanes are closed and none is left for it, or aborted.
-        ``wait=False``: None at once when none is there yet."""
+        ``wait=False``: None at once when none is there yet. ``ready(arrival)``: whether a sample
+        can begin at once (its build done, its reference held or room to prepare it); where the
+        next in line cannot, the first in the line that can comes first, and the next keeps its place."""
         with self._cond:
             if wait:
                 self._cond.wait_for(lambda: self._lanes[lane] or self._stealable(lane) is not None
                                     or self._closed or self._aborted is not None)
             if self._aborted is not None:
                 return None
-            if self._lanes[lane]:
-                return self._lanes[lane].popleft()
+            line = self._lanes[lane]
+            if line:
+                if ready is not None and not ready(line[0]):
+                    index = next((i for i in range(1, len(line)) if ready(line[i])), None)
+                    if index is not None:
+                        arrival = line[index]
+                        del line[index]
+                        return arrival
+                return line.popleft()
             found = self._stealable(lane)
             if found is None:
                 return None
