@@ -102,7 +102,15 @@ if [[ $what == audit ]]; then
   filters=(); for l in 1 2 3; do for t in $(seq 1 "${AUDIT_TASKS:-12}"); do filters+=("level$l/${t}_"); done; done
   [[ -n ${AUDIT_FILTER:-} ]] && read -ra filters <<< "$AUDIT_FILTER"  # e.g. AUDIT_FILTER=level1/ : a whole level
   start=$(date +%s)
-  KBENCH_CACHE=/tmp/kbench-cache-audit timeout -s INT -k 20 "${AUDIT_TIMEOUT:-500}" python3 -m kbench_lib.cli audit "cuda-l1:${CORPUS:-.corpora/h100.json}" \
+  # the batch's timeline (kbench.timeline: builds awaited, references prepared and measured) kept beside
+  # the records, each event with its wall time: where a call's start and its waits went
+  KBENCH_CACHE=/tmp/kbench-cache-audit timeout -s INT -k 20 "${AUDIT_TIMEOUT:-500}" python3 -c "
+import logging, sys
+handler = logging.FileHandler('$OUT/audit-timeline.log')
+handler.setFormatter(logging.Formatter('%(created).3f %(device)s %(message)s %(seconds)s'))
+log = logging.getLogger('kbench.timeline'); log.setLevel(logging.DEBUG); log.addHandler(handler)
+from kbench_lib.cli import main
+sys.exit(main(sys.argv[1:]))" audit "cuda-l1:${CORPUS:-.corpora/h100.json}" \
     --device cuda --run-id audit-defaults --runs-root /tmp/runs-audit --out-dir "$OUT/audit" --figures-dir /tmp/audit-figures --quiet \
     --filter "${filters[@]}" 2>&1 | tail -6
   status=${PIPESTATUS[0]}; echo $(( $(date +%s) - start )) >> /tmp/runs-audit/walls

@@ -306,10 +306,13 @@ class _Batch:
         future = self.builds.get(c.sha) if c is not None else None
         built = None
         if future is not None:
+            t0 = time.monotonic()
             # a build of this process is given up on an interrupt (a lane process's are its batch's to end)
             while isinstance(future, Future) and not wait_for_futures([future], timeout=0.5).done:
                 if self.interrupted is not None:
                     raise LanesAborted("the batch was interrupted")
+            if time.monotonic() - t0 >= 0.5:
+                mark("build_waited", device, problem.key, round(time.monotonic() - t0, 3))
             try:
                 built = future.result()  # a failure is the verdict: never built twice in one batch
             except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong
