@@ -115,3 +115,22 @@ def test_a_judge_on_one_gpu_of_several_sizes_its_torch_threads_to_that_gpus_shar
 
     out = subprocess.run([sys.executable, "-c", _SHARE], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["None", "2", "(0,)", "1"], out.stderr[-2000:]
+
+
+def test_a_build_that_failed_on_the_node_is_the_verdict_and_is_not_built_again(fixtures):
+    """The build task on the judge's node failed in a way the build cache does not remember (its
+    time limit): the driver sends that failure with the job, and the lane records it at once, where
+    building it again would take the limit a second time (this source's build never ends)."""
+    problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
+    hangs = Sample(0, load_candidate(fixtures / "bad_candidates" / "build_hang.py"))
+    lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60, build_timeout_s=120), "cpu")
+    failed = {"failure": "compile_error", "message": "build exceeded the 4 s limit", "log": "", "seconds": 4.0}
+    try:
+        t0 = time.monotonic()
+        lane.put([(1, problem, hangs, None, True, failed)])
+        got = _collect(lane, {1}, [], within=60)
+        v = got[1]
+        assert v.failure == "compile_error" and v.message == "build exceeded the 4 s limit" and v.build_s == 4.0
+        assert time.monotonic() - t0 < 30  # not built again: that would sit idle for 10 s, or hang to 120 s
+    finally:
+        lane.close()

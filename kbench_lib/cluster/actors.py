@@ -126,8 +126,10 @@ def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
     """A build task: compiles ``candidate`` into this node's build cache (content-hashed, so the
     judging actor on this node finds it and does not build it again). For a GPU judge the driver
     starts it with that judge's GPU as its only visible one (the build targets that GPU's
-    architecture). What it returns is only for the driver's bookkeeping: the verdict comes from the
-    judge, which reads the cache (a compile error is remembered there too)."""
+    architecture). The verdict comes from the judge, which reads the cache (a compile error is
+    remembered there too); a failure the cache does not remember (a build at its time limit, or
+    one that sat idle) comes back with its message and log, for the driver to send with the job,
+    so that the judge does not build it again to its limit."""
     from ..judging.pipeline import build_candidate
 
     device = local_device(kind)
@@ -137,8 +139,11 @@ def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
         if not torch.cuda.is_available():  # then the judge builds it itself
             return {"built": False, "reason": "no GPU visible to the build task"}
     b = build_candidate(candidate, device, opts)
-    return {"built": b.failure is None, "failure": b.failure, "seconds": round(b.seconds, 2), "cached": b.cached,
-            "node_id": node_id()}
+    out = {"built": b.failure is None, "failure": b.failure, "seconds": round(b.seconds, 2), "cached": b.cached,
+           "node_id": node_id()}
+    if b.failure:
+        out.update(message=b.message, log=b.log[-20000:])
+    return out
 
 
 class GenerationActor:

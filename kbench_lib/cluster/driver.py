@@ -85,6 +85,7 @@ class Batch:
         self.tokens = 0  # the last token given to a job sent to a judge
         self.builds: dict = {}  # (node id, kernel sha) -> ref while building, True when done
         self.build_started: dict = {}  # (node id, kernel sha) -> when its build started
+        self.build_failed: dict = {}  # (node id, kernel sha) -> the failure its build task returned, sent with the job
         self._slots: dict = {}  # (node id, judges there) -> builds at once there
         self.judges: list[Judge] = []
         self.gen_actor = None
@@ -278,7 +279,9 @@ class Batch:
         except self.ray.exceptions.RayError as e:  # the node went, or the task failed: the judge builds it itself
             result = {"built": False, "reason": str(e)[-300:]}
         self.builds[key] = True
-        self.event("built", node=key[0], sha=key[1][:16], **{k: v for k, v in result.items() if k != "node_id"})
+        if result.get("failure"):
+            self.build_failed[key] = {k: result.get(k) for k in ("failure", "message", "log", "seconds")}
+        self.event("built", node=key[0], sha=key[1][:16], **{k: v for k, v in result.items() if k not in ("node_id", "log")})
 
     def feed(self) -> None:
         """Gives every live judge work and sends it what it can start."""
@@ -336,13 +339,15 @@ class Batch:
     def send(self, judge: Judge, jobs: list[Job]) -> None:
         """``jobs`` to ``judge``'s lane, in order, each under a new token; a job is its problem's
         ``last`` when no other sample of that problem follows it in the judge's share (the lane may
-        let its reference go once judged; more of it later are prepared again)."""
+        let its reference go once judged; more of it later are prepared again). A job whose build
+        failed on the judge's node carries that failure: it is the verdict, not built again."""
         judge.sent_any = True
         batch = []
         for i, job in enumerate(jobs):
             self.tokens += 1
             later = {j.problem.key for j in jobs[i + 1:]} | {j.problem.key for j in judge.share}
-            batch.append((self.tokens, job.problem, job.sample, job.err, job.problem.key not in later))
+            failed = self.build_failed.get((judge.node, job.candidate.sha)) if job.candidate is not None else None
+            batch.append((self.tokens, job.problem, job.sample, job.err, job.problem.key not in later, failed))
             judge.running[self.tokens] = job
             self.event("dispatched", key=list(job.key), judge=judge.index, node=judge.node)
         self.refs[judge.handle.put.remote(batch)] = ("sent", judge)

@@ -249,6 +249,7 @@ class Judgement:
             v.build_s, v.build_cached, v.build_log = b.seconds, b.cached, b.log[-20000:]
             v.network_isolated = b.network_isolated
             if b.failure:
+                lap("build")  # a build made here that failed is the judgement's time too
                 _fail(v, b.failure, b.message, b.log)
                 return
         v.compiled = True
