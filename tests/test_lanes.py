@@ -304,3 +304,15 @@ def test_a_sample_that_can_begin_goes_before_one_whose_build_is_still_running():
         lanes.done(0)
     lanes.close()
     assert lanes.get(0, ready=ready) is None
+
+
+def test_only_a_sample_that_may_pass_goes_before_one_still_building():
+    """``may_pass`` narrows who goes first (the local lane: a reference held or room for it); the
+    next in line that does not wait on its build keeps its place whatever ``may_pass`` says."""
+    lanes = JudgeLanes(1, limit=100)
+    xs = _arrivals("a", 1) + _arrivals("b", 1) + _arrivals("c", 1)
+    for x in xs:
+        lanes.put(x)
+    ready = lambda a: a.problem.key != "a"  # noqa: E731
+    assert lanes.get(0, ready=ready, may_pass=lambda a: a.problem.key == "c") is xs[2]
+    assert lanes.get(0, ready=lambda a: True, may_pass=lambda a: False) is xs[0]

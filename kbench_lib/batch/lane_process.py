@@ -45,9 +45,9 @@ class _RemoteLanes:
         self.link = link
         self.tokens: dict[int, int] = {}  # id of an arrival taken and not recorded -> the batch's token for it
 
-    def get(self, lane: int, wait: bool = True, ready=None):
-        """The next sample the host gives this lane, in its line's order: ``ready`` (a predicate of
-        this process's) is not sent, so a lane process does not take a later sample first."""
+    def get(self, lane: int, wait: bool = True, ready=None, may_pass=None):
+        """The next sample the host gives this lane, in its line's order: ``ready`` and ``may_pass``
+        (predicates of this process's) are not sent, so a lane process does not take a later sample first."""
         got = self.link.call("get", wait)
         if got is None:
             return None

@@ -80,12 +80,12 @@ class JudgeLanes:
             self._cond.notify_all()
             return lane
 
-    def get(self, lane: int, wait: bool = True, ready=None) -> Arrival | None:
+    def get(self, lane: int, wait: bool = True, ready=None, may_pass=None) -> Arrival | None:
         """The next sample for ``lane`` (its own, or one taken from a longer line: see the module's
         notes), waiting for one; None once the lanes are closed and none is left for it, or aborted.
         ``wait=False``: None at once when none is there yet. ``ready(arrival)``: whether a sample
-        can begin at once (its build done, its reference held or room to prepare it); where the
-        next in line cannot, the first in the line that can comes first, and the next keeps its place."""
+        would begin without waiting for its build; where the next in line would wait, the first
+        behind it that ``may_pass`` (default ``ready``) comes first, and the next keeps its place."""
         with self._cond:
             if wait:
                 self._cond.wait_for(lambda: self._lanes[lane] or self._stealable(lane) is not None
@@ -95,7 +95,8 @@ class JudgeLanes:
             line = self._lanes[lane]
             if line:
                 if ready is not None and not ready(line[0]):
-                    index = next((i for i in range(1, len(line)) if ready(line[i])), None)
+                    passes = may_pass or ready
+                    index = next((i for i in range(1, len(line)) if passes(line[i])), None)
                     if index is not None:
                         arrival = line[index]
                         del line[index]

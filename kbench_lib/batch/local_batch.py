@@ -146,14 +146,15 @@ class _Batch:
                     prepared.release(key)
                     self.lanes.forget(lane, key)
 
-        def can_begin(a) -> bool:
-            """Its build done, and its reference held or room to prepare it without letting another go."""
+        def may_pass(a) -> bool:
+            """Whether ``a`` may go before a sample still building: its own build done, and its
+            reference held or room to prepare it without letting another problem's go."""
             return self.ready(a) and (a.sample is None or a.sample.candidate is None or prepared.holds(a.problem.key)
                                       or prepared.has_room())
 
         def take(wait: bool):
             let_go()
-            a = self.lanes.get(lane, wait, ready=can_begin)
+            a = self.lanes.get(lane, wait, ready=self.ready, may_pass=may_pass)
             if a is not None:  # busy from here: a sample taken, even if begun later, keeps its reference
                 busy[a.problem.key] += 1
                 let_go()  # what ended on other lanes while this one waited goes before its next reference comes
