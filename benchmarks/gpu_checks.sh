@@ -126,9 +126,10 @@ fi
 if [[ $what == ray ]]; then
   # the Ray cluster benchmark on one host's GPUs (nvidia-h200-x2): Ray 2.60 from the carried .whl/raysite.txz,
   # then RAY_PASSES (default: local ray) with builds warmed first; RAY_WORK persists on a warm machine, so a
-  # second back-to-back call skips the cold builds. The cold builds (about 280 s) and both passes (about 190 s
-  # and 115 s on 2x H200) outlast one call's 600 s: RAY_PASSES=local first, then RAY_PASSES="ray fault". Stray nodes of an earlier call are stopped by their
-  # binaries' names (a pattern naming `ray start` would match this command's own shell)
+  # second back-to-back call skips the cold builds. The cold builds (about 250-280 s) and the passes (about 205 s
+  # for local, 120 s for ray, 210 s for fault on 2x H200) outlast one call's 600 s: RAY_PASSES=local first,
+  # then RAY_PASSES="ray fault local2". Stray nodes of an earlier call are stopped by their binaries' names
+  # (a pattern naming `ray start` would match this command's own shell)
   mkdir -p /tmp/rs && { [[ -d /tmp/rs/raysite ]] || xz -dc .whl/raysite.txz | tar x -C /tmp/rs; }
   pkill -9 -f "[r]aylet" ; pkill -9 -f "[g]cs_server" ; sleep 1
   PYTHONPATH="/tmp/rs/raysite:$PYTHONPATH" timeout "${RAY_TIMEOUT:-550}" python3 benchmarks/ray_cluster.py \

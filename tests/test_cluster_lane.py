@@ -8,6 +8,7 @@ import pytest
 from kbench_lib.cluster.lane import ActorLane, LaneStopped
 from kbench_lib.core.candidates import load_candidate
 from kbench_lib.generation.samples import Sample
+from kbench_lib.judging.build_job import BuildResult
 from kbench_lib.judging.pipeline import JudgeOptions
 from kbench_lib.suite.problems import load_problem
 
@@ -124,7 +125,7 @@ def test_a_build_that_failed_on_the_node_is_the_verdict_and_is_not_built_again(f
     problem = load_problem(fixtures / "problems" / "level1" / "1_Scale_Add_ReLU.py")
     hangs = Sample(0, load_candidate(fixtures / "bad_candidates" / "build_hang.py"))
     lane = ActorLane(JudgeOptions(device="cpu", timing=False, run_timeout_s=60, build_timeout_s=120), "cpu")
-    failed = {"failure": "compile_error", "message": "build exceeded the 4 s limit", "log": "", "seconds": 4.0}
+    failed = BuildResult(failure="compile_error", message="build exceeded the 4 s limit", seconds=4.0)
     try:
         t0 = time.monotonic()
         lane.put([(1, problem, hangs, None, True, failed)])

@@ -312,8 +312,9 @@ class _Batch:
             while isinstance(future, Future) and not wait_for_futures([future], timeout=0.5).done:
                 if self.interrupted is not None:
                     raise LanesAborted("the batch was interrupted")
-            if time.monotonic() - t0 >= 0.5:
-                mark("build_waited", device, problem.key, round(time.monotonic() - t0, 3))
+            waited = time.monotonic() - t0
+            if waited >= 0.5:
+                mark("build_waited", device, problem.key, round(waited, 3))
             try:
                 built = future.result()  # a failure is the verdict: never built twice in one batch
             except Exception:  # noqa: BLE001 - the judge builds it again and records what went wrong

@@ -101,7 +101,7 @@ class JudgeActor:
                 "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "env": environment(self.device)}
 
     def put(self, jobs: list[tuple]) -> None:
-        """Jobs to judge, in order: (token, problem, sample, error message, last) (:meth:`.lane.ActorLane.put`)."""
+        """Jobs to judge, in order (:meth:`.lane.ActorLane.put`)."""
         self._lane.put(jobs)
 
     def take_back(self) -> list:
@@ -127,9 +127,9 @@ def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
     judging actor on this node finds it and does not build it again). For a GPU judge the driver
     starts it with that judge's GPU as its only visible one (the build targets that GPU's
     architecture). The verdict comes from the judge, which reads the cache (a compile error is
-    remembered there too); a failure the cache does not remember (a build at its time limit, or
-    one that sat idle) comes back with its message and log, for the driver to send with the job,
-    so that the judge does not build it again to its limit."""
+    remembered there too); a failed build comes back whole (``result``, its message and log), for
+    the driver to send with the job, so that the judge does not build again what the cache does not
+    remember (a build at its time limit, or one that sat idle)."""
     from ..judging.pipeline import build_candidate
 
     device = local_device(kind)
@@ -142,7 +142,7 @@ def build_on_node(candidate, kind: str, opts: JudgeOptions) -> dict:
     out = {"built": b.failure is None, "failure": b.failure, "seconds": round(b.seconds, 2), "cached": b.cached,
            "node_id": node_id()}
     if b.failure:
-        out.update(message=b.message, log=b.log[-20000:])
+        out["result"] = b
     return out
 
 

@@ -85,7 +85,7 @@ class Batch:
         self.tokens = 0  # the last token given to a job sent to a judge
         self.builds: dict = {}  # (node id, kernel sha) -> ref while building, True when done
         self.build_started: dict = {}  # (node id, kernel sha) -> when its build started
-        self.build_failed: dict = {}  # (node id, kernel sha) -> the failure its build task returned, sent with the job
+        self.build_failed: dict = {}  # (node id, kernel sha) -> the failed BuildResult its build task returned, sent with the job
         self._slots: dict = {}  # (node id, judges there) -> builds at once there
         self.judges: list[Judge] = []
         self.gen_actor = None
@@ -279,9 +279,9 @@ class Batch:
         except self.ray.exceptions.RayError as e:  # the node went, or the task failed: the judge builds it itself
             result = {"built": False, "reason": str(e)[-300:]}
         self.builds[key] = True
-        if result.get("failure"):
-            self.build_failed[key] = {k: result.get(k) for k in ("failure", "message", "log", "seconds")}
-        self.event("built", node=key[0], sha=key[1][:16], **{k: v for k, v in result.items() if k not in ("node_id", "log")})
+        if result.get("result") is not None:
+            self.build_failed[key] = result["result"]
+        self.event("built", node=key[0], sha=key[1][:16], **{k: v for k, v in result.items() if k not in ("node_id", "result")})
 
     def feed(self) -> None:
         """Gives every live judge work and sends it what it can start."""

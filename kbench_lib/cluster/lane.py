@@ -119,26 +119,24 @@ class ActorLane:
             self._cond.notify_all()
 
     def put(self, jobs: list[tuple]) -> None:
-        """Jobs for the lane, in order: (token, problem, sample, error message, last[, build
-        failure]), ``last`` when the driver sends this judge no further sample of that problem for
-        now; a build failure (failure, message, log, seconds: what the build task on this node
-        returned) is the candidate's build, as a local batch's build ahead is: not built again."""
+        """Jobs for the lane, in order: (token, problem, sample, error message, last[, failed
+        build]), ``last`` when the driver sends this judge no further sample of that problem for
+        now; a failed build (the :class:`~kbench_lib.judging.build_job.BuildResult` the build task
+        on this node returned) is the candidate's build, as a local batch's build ahead is: not
+        built again."""
         from concurrent.futures import Future
 
         from ..batch import verdicts
         from ..generation.samples import Arrival
-        from ..judging.build_job import BuildResult
 
         for token, problem, sample, err, last, *failed in jobs:
             problem = local_problem(problem)
             if sample is None or sample.candidate is None:
                 self._deliver(token, verdicts._judge_one(problem, sample, err, None, self.device, self.opts))
                 continue
-            if failed and failed[0]:
-                f = failed[0]
+            if failed and failed[0] is not None:
                 done: Future = Future()
-                done.set_result(BuildResult(failure=f["failure"], message=f.get("message") or "", log=f.get("log") or "",
-                                            seconds=float(f.get("seconds") or 0.0)))
+                done.set_result(failed[0])
                 self.batch.builds[sample.candidate.sha] = done
             arrival = Arrival(problem, sample, None, last)
             self._tokens[id(arrival)] = token
