@@ -165,6 +165,30 @@ def test_library_passthrough_is_flagged_by_what_ran(fixtures, fast_cpu_opts):
     assert v.correct and v.flags == [], (v.message, v.flags)
 
 
+def test_the_profile_is_of_a_call_after_the_first(fixtures, fast_cpu_opts):
+    """A model's first call may do one-time work (warm-up iterations before a CUDA-graph capture,
+    cuDNN's benchmark search, a compile): the profile is of a later call, the work the timer sees,
+    so its ops are one call's and its size does not grow with the warm-up."""
+    from kbench_lib.core.candidates import Candidate
+    from kbench_lib.suite.problems import load_problem
+
+    problem = load_problem(fixtures / "problems" / "level1" / "2_Linear_GELU.py")
+    warming = (
+        "import torch\nimport torch.nn as nn\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self, i, o):\n        super().__init__()\n        self.linear = nn.Linear(i, o)\n        self.warm = False\n"
+        "    def forward(self, x):\n"
+        "        if not self.warm:\n"
+        "            for _ in range(5):\n                torch.addmm(self.linear.bias, x, self.linear.weight.t())\n"
+        "            self.warm = True\n"
+        "        y = torch.addmm(self.linear.bias, x, self.linear.weight.t())\n"
+        "        return 0.5 * y * (1 + torch.erf(y * 0.7071067811865476))\n"
+    )
+    v = judge(problem, Candidate(warming, "torch"), fast_cpu_opts)
+    assert v.correct and v.flags == [], (v.message, v.flags)
+    assert v.profile_ops.get("aten::addmm") == 1, v.profile_ops
+
+
 def test_a_verdict_judged_with_the_guards_off_never_counts(fixtures, fast_cpu_opts):
     """``JudgeOptions(guards=False)`` (what the guard-cost benchmark compares against) checks
     correctness only: a passthrough the guards flag is correct with the one flag ``guards_off``,
