@@ -46,7 +46,6 @@ thread up to its ``timeout`` and the thread, still cancelled, records nothing wh
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime as dt
 import html
 import itertools
@@ -55,6 +54,8 @@ import shlex
 import threading
 import time
 from pathlib import Path
+
+from .core.thread_stop import raise_in
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -138,11 +139,6 @@ class _Cancelled(KeyboardInterrupt):
     Exception`` of the harness takes it for a failure."""
 
 
-def _raise_in(thread_id: int, exc_type) -> None:
-    """Raises ``exc_type`` in the thread ``thread_id`` at its next bytecode (None: clears one not yet raised)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None)
-
-
 STAGES = ("reference", "build", "load", "correctness", "profile", "timing", "checks", "record")
 _WORKER_STAGE = {"gate": "timing", "variant_timing": "timing"}
 _RECORDING = threading.Lock()  # two judgements ending together must not take the same attempt number
@@ -192,7 +188,7 @@ class LabJudgement:
                 self.error = str(e)
             with self._lock:  # from here on nothing is raised in this thread
                 self._judging = False
-                _raise_in(threading.get_ident(), None)
+                raise_in(threading.get_ident(), None)
         except _Cancelled:
             with self._lock:
                 self._judging = False
@@ -267,7 +263,7 @@ class LabJudgement:
         with self._lock:
             if self._judging and not self.cancelled:
                 self.cancelled, self._cancelled_at = True, self.stage
-                _raise_in(self._thread.ident, _Cancelled)
+                raise_in(self._thread.ident, _Cancelled)
                 run = self._judgement.run if self._judgement is not None else None
                 if run is not None:  # a wait on the worker ends at once, wherever it blocks
                     run.stop()

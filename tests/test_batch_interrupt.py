@@ -109,3 +109,76 @@ def test_an_interrupted_batch_leaves_no_judging_thread_behind(tmp_path, fast_cpu
     _until(lambda: not any(th.name.startswith("kbench-judge-") for th in threading.enumerate()), 15,
            "a judging thread goes on after the interrupt")
     assert list(read_records(tmp_path / "runs", "intr")["problem"]) == ["level1/19_ReLU_Activation"]
+
+
+SLOW_REFERENCE = '''"""relu(x), its reference slow: a second and a half a call."""
+import time
+
+import torch
+import torch.nn as nn
+
+DERIVE_VARIANTS = False
+MARK = {mark!r}
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        open(MARK, "a").close()  # the reference is being run
+        for _ in range(30):
+            time.sleep(0.05)
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_an_interrupt_stops_the_judge_in_its_own_work(tmp_path, fast_cpu_opts, monkeypatch):
+    """Ctrl-C while the judging thread prepares a reference (its model run on every input set: 1.5 s
+    a call here, seconds to minutes for a large model): the batch ends within seconds, not after
+    the preparation, and no judging thread goes on."""
+    import threading
+
+    from kbench_lib.batch.runner import run_batch
+    from kbench_lib.suite.problems import load_problem
+
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    mark = tmp_path / "reference-running"
+    level = tmp_path / "problems" / "level1"
+    level.mkdir(parents=True)
+    (level / "3_Slow_ReLU.py").write_text(SLOW_REFERENCE.format(mark=str(mark)))
+    problem = load_problem(level / "3_Slow_ReLU.py")
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "3_Slow_ReLU__0.py").write_text(
+        "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n")
+    over = threading.Event()
+    sent: list[float] = []
+
+    def press_ctrl_c():
+        deadline = time.monotonic() + 300
+        while not mark.exists() and time.monotonic() < deadline and not over.is_set():
+            time.sleep(0.05)
+        time.sleep(1.0)  # a few of its calls in
+        if not over.is_set():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_batch([problem], f"folder:{cands}", run_id="slow", runs_root=tmp_path / "runs", opts=fast_cpu_opts, progress=False)
+        ended = time.monotonic()
+    finally:
+        over.set()
+    # the preparation runs the reference on at least eight input sets (12 s): the batch ended in its course
+    assert sent and ended - sent[0] < 5, ended - sent[0]
+    _until(lambda: not any(th.name.startswith("kbench-judge-") for th in threading.enumerate()), 5,
+           "a judging thread goes on after the interrupt")
+    assert not (tmp_path / "runs" / "slow" / "records").exists() or not any((tmp_path / "runs" / "slow" / "records").glob("*.parquet"))

@@ -210,6 +210,7 @@ def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(
     import time
 
     from kbench_lib import lab
+    from kbench_lib.core.thread_stop import raise_in
 
     ip, root = shell
     sent, returned = [], threading.Event()
@@ -226,7 +227,7 @@ def test_an_interrupt_while_a_cell_waits_ends_the_judgement_and_records_nothing(
                 if real_signal:
                     os.kill(os.getpid(), signal.SIGINT)
                 else:
-                    lab._raise_in(cell_thread, KeyboardInterrupt)
+                    raise_in(cell_thread, KeyboardInterrupt)
             time.sleep(0.05)
 
     button = threading.Thread(target=stop_button, daemon=True)

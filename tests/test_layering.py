@@ -31,7 +31,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kbench_lib"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # what every layer uses: core (paths, provenance, seeding, tracebacks, CPU sets, parameters, build
-    # claims, candidates, the kernel DSLs' packages and sources) and scoring (records, committed results,
+    # claims, candidates, the kernel DSLs' packages and sources, stopping a thread) and scoring (records, committed results,
     # flags, metrics, protocols)
     ("foundation", ("kbench_lib.core", "kbench_lib.scoring")),
     # measuring, in the candidate's process and the judge's: compare, tensors, timing, profiling

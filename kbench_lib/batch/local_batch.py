@@ -19,6 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core import cpu_sets
+from ..core.thread_stop import raise_in
 from ..isolation import sandbox, server_pool
 from ..judging import build
 from .held_references import PreparedReferences, mark
@@ -41,6 +42,11 @@ def lane_processes_by_default(devices: list[str]) -> bool:
         return env == "1"
     return len(devices) > 1 and all(d.startswith("cuda") for d in devices)
 
+
+
+class _Stopped(BaseException):
+    """Raised in a judging thread of an interrupted batch (:meth:`_Batch.interrupt`), wherever it is; a
+    BaseException, so that no ``except Exception`` of the judge takes it for a candidate's failure."""
 
 
 class _Batch:
@@ -67,11 +73,21 @@ class _Batch:
         self.lock = threading.Lock()
         self.failed: BaseException | None = None
         self.interrupted: BaseException | None = None  # Ctrl-C: what was under way is ended and not recorded
+        self.stoppable: set[int] = set()  # judging threads (idents) an interrupt stops where they are (_Stopped)
+        self.stop_lock = threading.Lock()
         self.bar = tqdm(total=0, desc=f"judging ({model})", unit="cand", disable=not progress)
 
     def run(self, arrivals, seen: set) -> list[dict]:
         work = self.work_in_process if self.lane_processes else self.work
-        threads = [threading.Thread(target=work, args=(i, d), name=f"kbench-judge-{d}", daemon=True) for i, d in enumerate(self.devices)]
+        ended = [threading.Event() for _ in self.devices]
+
+        def lane(i: int, d: str) -> None:
+            try:
+                work(i, d)
+            finally:
+                ended[i].set()
+
+        threads = [threading.Thread(target=lane, args=(i, d), name=f"kbench-judge-{d}", daemon=True) for i, d in enumerate(self.devices)]
         for t in threads:
             t.start()
         try:
@@ -89,10 +105,13 @@ class _Batch:
             self.interrupt(e)
         finally:
             self.lanes.close()  # the samples already here are still judged, even when the model stopped the batch
-            for t in threads:
-                while t.is_alive():
+            # each lane's end is waited for on an event, not by join: Ctrl-C landing in Thread.join can
+            # mark a thread still running as ended (threading's handler for bpo-45274, before Python
+            # 3.13), and the batch would return with it judging
+            for t, end in zip(threads, ended):
+                while not end.is_set():
                     try:
-                        t.join()
+                        end.wait()
                     except KeyboardInterrupt as e:  # Ctrl-C while the last samples are judged
                         self.interrupt(e)
             self.bar.close()
@@ -108,10 +127,19 @@ class _Batch:
         """Ctrl-C: no sample is begun any more, and the builds and workers under way are ended at
         once (:func:`kbench_lib.isolation.sandbox.stop_owned`); their verdicts, and any not yet
         recorded, are not recorded (a killed worker's would read as a crash), so the same run id
-        judges them again. The verdicts recorded before stay."""
+        judges them again. The verdicts recorded before stay. A judging thread in the judge's own
+        work (preparing a reference, timing its baseline, re-checking outputs: seconds, minutes for
+        a large model on the CPU) is stopped where it is (:class:`_Stopped`), so the command ends at
+        once instead of after that work."""
+        first = self.interrupted is None
         self.interrupted = e
         self.lanes.abort(e)
         sandbox.stop_owned(self)
+        if first:  # a judging thread in the judge's own work (a reference prepared, a baseline timed) stops there
+            with self.stop_lock:
+                for ident in self.stoppable:
+                    raise_in(ident, _Stopped)
+                self.stoppable.clear()
 
     def start_build(self, a) -> None:
         """Builds overlap with judging: the judge waits only for the candidate it judges next."""
@@ -181,12 +209,35 @@ class _Batch:
                               set_aside=lambda step: alone.add(id(step.arrival)),
                               overlap=self.overlap)  # a step set aside stays busy: it is begun again
         try:
-            run.run()
+            ident = self._stoppable()
+            try:
+                run.run()
+            finally:
+                self._not_stoppable(ident)
+        except _Stopped:
+            pass  # the batch was interrupted (interrupt)
         except BaseException as e:  # noqa: BLE001 - recording failed: stop the batch, raise it in the caller
             self.failed = e
             self.lanes.abort(e)
         finally:
             prepared.release_all()
+
+    def _stoppable(self) -> int | None:
+        """This judging thread, from now on stopped by an interrupt where it is (None: interrupted already)."""
+        with self.stop_lock:
+            if self.interrupted is not None:
+                raise _Stopped
+            ident = threading.get_ident()
+            self.stoppable.add(ident)
+            return ident
+
+    def _not_stoppable(self, ident: int | None) -> None:
+        """No interrupt reaches this thread from here on; one raised and not yet seen is taken back."""
+        with self.stop_lock:
+            if ident in self.stoppable:
+                self.stoppable.discard(ident)
+            elif ident is not None:
+                raise_in(ident, None)
 
     def work_in_process(self, lane: int, device: str) -> None:
         """``lane`` judged by a process of its own (:mod:`kbench_lib.batch.lane_process`); this thread

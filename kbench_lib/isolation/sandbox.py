@@ -26,6 +26,7 @@ import weakref
 from dataclasses import dataclass
 
 from .idle import IdleWatch
+from ..core import thread_stop
 from ..core.paths import with_package_importable
 from .process_setup import (  # noqa: F401 - their old home: kbench_lib.isolation.sandbox.X
     _PRCTL, ALLOWED_NAMES, ALLOWED_PREFIXES, PR_SET_PDEATHSIG, SECRET_MARKERS, _limit_resources, _resolve_prctl, die_with_parent,
@@ -486,7 +487,9 @@ def _start_forked(server, args, workdir, timeout_s, env, isolate, rw, max_file_b
     fds, names = [log_w, write_fd, *named.values()], list(named)
     child_env = {k: v for k, v in env.items() if k not in ("KBENCH_MSG_FD", *names)}
     try:
-        with server.lock:
+        # never cut between its request and its reply (the server's stream, shared, would be out of
+        # step): an interrupted batch's stop lands after it (core.thread_stop)
+        with server.lock, thread_stop.shielded():
             rid, pid = server.spawn(list(args), workdir, child_env, rw, isolate, max_file_bytes, fds, names)
     except BaseException:
         for fd in (log_r, read_fd, gate_w):
