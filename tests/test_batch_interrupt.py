@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -48,6 +49,26 @@ def _until(predicate, timeout_s: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def _ctrl_c_once(ready, settle_s: float, poll_s: float):
+    """A thread that sends this process SIGINT (as Ctrl-C does) ``settle_s`` after ``ready()``, unless
+    the returned event is set first (the batch is over: it would land in another test); the time it
+    was sent goes into the returned list."""
+    over = threading.Event()
+    sent: list[float] = []
+
+    def press():
+        deadline = time.monotonic() + 300
+        while not ready() and time.monotonic() < deadline and not over.is_set():
+            time.sleep(poll_s)
+        time.sleep(settle_s)
+        if not over.is_set():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press, daemon=True).start()
+    return over, sent
+
+
 def test_ctrl_c_ends_the_judgement_under_way_and_records_only_what_was_judged(tmp_path):
     corpus = _corpus(tmp_path)
     env = {**os.environ, "KBENCH_SERVE": "off", "KBENCH_CACHE": str(tmp_path / "cache")}
@@ -77,8 +98,6 @@ def test_ctrl_c_ends_the_judgement_under_way_and_records_only_what_was_judged(tm
 def test_an_interrupted_batch_leaves_no_judging_thread_behind(tmp_path, fast_cpu_opts, monkeypatch):
     """The process goes on after the interrupt (the judge service, a notebook), so nothing may go on
     judging in it. The batch runs in this (the main) thread, where a SIGINT lands as Ctrl-C's does."""
-    import threading
-
     from kbench_lib.batch.runner import run_batch
     from kbench_lib.generation.corpus import corpus_problems
 
@@ -86,20 +105,8 @@ def test_an_interrupted_batch_leaves_no_judging_thread_behind(tmp_path, fast_cpu
     corpus = f"cuda-l1:{_corpus(tmp_path)}"
     problems = corpus_problems(corpus, tmp_path / "problems")
     records = tmp_path / "runs" / "intr" / "records"
-    over = threading.Event()
-    sent: list[float] = []
-
-    def press_ctrl_c():
-        deadline = time.monotonic() + 300
-        while not (records.exists() and any(records.glob("*.parquet"))) and time.monotonic() < deadline and not over.is_set():
-            time.sleep(0.2)
-        time.sleep(3)  # the busy candidate's worker is under way
-        if not over.is_set():  # never once the batch is over: it would land in another test
-            sent.append(time.monotonic())
-            os.kill(os.getpid(), signal.SIGINT)
-
-    presser = threading.Thread(target=press_ctrl_c, daemon=True)
-    presser.start()
+    # 3 s after the first record: the busy candidate's worker is under way
+    over, sent = _ctrl_c_once(lambda: records.exists() and any(records.glob("*.parquet")), 3, 0.2)
     try:
         with pytest.raises(KeyboardInterrupt):
             run_batch(problems, corpus, run_id="intr", runs_root=tmp_path / "runs", opts=fast_cpu_opts, progress=False)
@@ -142,8 +149,6 @@ def test_an_interrupt_stops_the_judge_in_its_own_work(tmp_path, fast_cpu_opts, m
     """Ctrl-C while the judging thread prepares a reference (its model run on every input set: 1.5 s
     a call here, seconds to minutes for a large model): the batch ends within seconds, not after
     the preparation, and no judging thread goes on."""
-    import threading
-
     from kbench_lib.batch.runner import run_batch
     from kbench_lib.suite.problems import load_problem
 
@@ -157,20 +162,7 @@ def test_an_interrupt_stops_the_judge_in_its_own_work(tmp_path, fast_cpu_opts, m
     cands.mkdir()
     (cands / "3_Slow_ReLU__0.py").write_text(
         "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n")
-    over = threading.Event()
-    sent: list[float] = []
-
-    def press_ctrl_c():
-        deadline = time.monotonic() + 300
-        while not mark.exists() and time.monotonic() < deadline and not over.is_set():
-            time.sleep(0.05)
-        time.sleep(1.0)  # a few of its calls in
-        if not over.is_set():
-            sent.append(time.monotonic())
-            os.kill(os.getpid(), signal.SIGINT)
-
-    presser = threading.Thread(target=press_ctrl_c, daemon=True)
-    presser.start()
+    over, sent = _ctrl_c_once(mark.exists, 1.0, 0.05)  # a few of the reference's calls in
     try:
         with pytest.raises(KeyboardInterrupt):
             run_batch([problem], f"folder:{cands}", run_id="slow", runs_root=tmp_path / "runs", opts=fast_cpu_opts, progress=False)

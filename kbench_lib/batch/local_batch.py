@@ -222,8 +222,9 @@ class _Batch:
         finally:
             prepared.release_all()
 
-    def _stoppable(self) -> int | None:
-        """This judging thread, from now on stopped by an interrupt where it is (None: interrupted already)."""
+    def _stoppable(self) -> int:
+        """This judging thread's ident; an interrupt stops it where it is from now on (one that came
+        before: :class:`_Stopped` at once)."""
         with self.stop_lock:
             if self.interrupted is not None:
                 raise _Stopped
@@ -231,12 +232,12 @@ class _Batch:
             self.stoppable.add(ident)
             return ident
 
-    def _not_stoppable(self, ident: int | None) -> None:
+    def _not_stoppable(self, ident: int) -> None:
         """No interrupt reaches this thread from here on; one raised and not yet seen is taken back."""
         with self.stop_lock:
             if ident in self.stoppable:
                 self.stoppable.discard(ident)
-            elif ident is not None:
+            else:
                 raise_in(ident, None)
 
     def work_in_process(self, lane: int, device: str) -> None:
