@@ -171,6 +171,50 @@ def test_a_max_autotune_compile_precompiles_on_threads_and_leaves_nothing_runnin
     assert not [f for f in v.flags if f.split(":")[0] in ("processes_started", "threads_started")], v.flags
 
 
+_GRAPH_REPLAY = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_f, out_f):
+        super().__init__()
+        self.linear = nn.Linear(in_f, out_f)
+        self.graph = None
+
+    def forward(self, x):
+        if self.graph is None or self.static_x.shape != x.shape:  # the reference's calls, captured once
+            self.static_x = x.clone()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                F.gelu(self.linear(self.static_x))
+            torch.cuda.current_stream().wait_stream(side)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.static_y = F.gelu(self.linear(self.static_x))
+        self.static_x.copy_(x)
+        self.graph.replay()
+        return self.static_y.clone()
+"""
+
+
+def test_a_cuda_graph_replay_of_the_references_calls_is_a_library_passthrough():
+    """A candidate that captures the reference's own calls in a CUDA graph on its first call and
+    replays it after: the profiled call (a later one) runs the library's kernels with no ATen op
+    launching them, and they are known by their names as the library's: a passthrough, no share of
+    its own."""
+    from kbench_lib.suite.problems import load_problem
+
+    problem = load_problem(Path(__file__).parent / "fixtures" / "problems" / "level1" / "2_Linear_GELU.py")
+    v = judge(problem, Candidate(_GRAPH_REPLAY, "torch"), JudgeOptions(device="cuda", timing_budget_s=0.5))
+    assert v.correct, (v.failure, v.message)
+    flag = [f for f in v.flags if f.startswith("library_passthrough")]
+    assert flag and "CUDA-graph replay" in flag[0], (v.flags, v.profile_kernels, v.reference_kernels)
+    assert v.custom_kernel_share is not None and v.custom_kernel_share < 0.01, (v.custom_kernel_share, v.profile_kernels)
+
+
 def test_two_gpus_judge_one_problems_samples_with_the_verdicts_of_one(scale_add_relu, tmp_path):
     """A batch on two GPUs (skipped with fewer): eight samples of one problem spread over both
     judging threads, each preparing the reference on its own GPU; every verdict correct and

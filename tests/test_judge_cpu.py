@@ -351,6 +351,61 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
         pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
 
 
+def _replay_verdict(kernels: list[dict], ops: dict | None = None, backend: str = "cuda", ref_rows_extra: int = 0):
+    """The verdict of a crafted profile against a reference of a GEMM and a GELU (and an op that
+    launches no kernel), its kernel table padded with ``ref_rows_extra`` rows of other ops."""
+    from types import SimpleNamespace
+
+    from kbench_lib.judging import pipeline as judge_mod
+    from kbench_lib.core.candidates import Candidate
+
+    ref_kernels = [{"name": "gemm_k", "op": "aten::addmm", "count": 2, "device_us": 7.0},
+                   {"name": "gelu_k", "op": "aten::gelu", "count": 1, "device_us": 2.0}]
+    ref_kernels += [{"name": f"other_{i}", "op": "aten::cat", "count": 1, "device_us": 0.1} for i in range(ref_rows_extra)]
+    ref = {"ops": {"aten::addmm": 1, "aten::gelu": 1, "aten::cudnn_is_acceptable": 1}, "kernels": ref_kernels, "n_kernels": 3}
+    prep = SimpleNamespace(timed=[True], reference_profile=lambda: ref)
+    total = sum(k["device_us"] for k in kernels)
+    own = sum(k["device_us"] for k in kernels if k["op"] is None)
+    prof = {"ops": ops or {}, "n_kernels": sum(k["count"] for k in kernels), "custom_kernel_share": own / total,
+            "device_us": total, "top_kernels": [], "kernels": kernels}
+    v = _forged_verdict()
+    judge_mod._check_profile(v, SimpleNamespace(messages=[{"event": "profile", "profile": prof}]), prep, Candidate("x", backend),
+                             judge_mod.JudgeOptions(device="cpu"))
+    return v
+
+
+def test_library_kernels_run_without_their_ops_are_still_the_librarys():
+    """A CUDA-graph replay runs the kernels captured from library calls with no ATen op launching
+    them: named as the reference's ops' kernels they count as the library's, and a candidate that
+    replays every one of them (as often) is a library passthrough; a kernel of its own keeps its share."""
+    replay = [{"name": "gemm_k", "op": None, "count": 2, "device_us": 8.0}, {"name": "gelu_k", "op": None, "count": 1, "device_us": 2.0}]
+    v = _replay_verdict(replay)
+    passthrough = [f for f in v.flags if f.startswith("library_passthrough")]
+    assert passthrough and "aten::addmm, aten::gelu as the library's own kernels" in passthrough[0], v.flags
+    assert v.custom_kernel_share == 0.0
+    # its own GELU kernel replaced one op: no passthrough, and the GEMM's time is the library's
+    fused = [replay[0], {"name": "my_gemm_epilogue", "op": None, "count": 1, "device_us": 2.0}]
+    v = _replay_verdict(fused)
+    assert not [f for f in v.flags if f.startswith("library_")], v.flags
+    assert v.custom_kernel_share == pytest.approx(0.2)
+    # the GEMM's kernel ran once where the reference's ran twice: not the reference's op
+    v = _replay_verdict([{**replay[0], "count": 1}, replay[1]])
+    assert not [f for f in v.flags if f.startswith("library_passthrough")], v.flags
+    # a kernel of PyTorch's own, launched by no op and not the reference's, is the library's too
+    v = _replay_verdict([replay[0], {"name": "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>",
+                                     "op": None, "count": 1, "device_us": 2.0}])
+    assert v.custom_kernel_share == 0.0 and any(f.startswith("library_does_the_work") for f in v.flags), v.flags
+    # a reference table cut at its row limit cannot say the kernel-less op launched nothing
+    from kbench_lib.measure import profiling
+    v = _replay_verdict(replay, ref_rows_extra=profiling.MAX_KERNEL_ROWS)
+    assert not [f for f in v.flags if f.startswith("library_passthrough")], v.flags
+    # ops run as ops count as before
+    v = _replay_verdict([{**replay[0], "op": "aten::addmm"}, {**replay[1], "op": "aten::gelu"}],
+                        ops={"aten::addmm": 1, "aten::gelu": 1, "aten::cudnn_is_acceptable": 1})
+    flag = [f for f in v.flags if f.startswith("library_passthrough")]
+    assert flag and "CUDA-graph" not in flag[0], v.flags
+
+
 def test_stage_parts_are_numbers_of_known_names_only():
     """The worker's split of its start and timing go into stage_s as numbers under known names; a
     forged report (any name, any value) adds nothing else."""

@@ -3,6 +3,8 @@ hold, against the guards' rules.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from . import reference_store
 from ..measure import profiling
 from ..core.candidates import KERNEL_BACKENDS, Candidate
@@ -27,6 +29,10 @@ def _clean_profile(cand: dict) -> tuple[dict, list[str]]:
     out["custom_kernel_share"] = None if share is None else _real(share, 0.0, 1.0)
     if share is not None and out["custom_kernel_share"] is None:
         bad.append("custom_kernel_share")
+    total = cand.get("device_us")
+    out["device_us"] = None if total is None else _real(total, 0.0)
+    if total is not None and out["device_us"] is None:
+        bad.append("device_us")
     top, raw = [], cand.get("top_kernels") or []
     if not isinstance(raw, list):
         bad.append("top_kernels")
@@ -87,14 +93,25 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
     reference_store.mark_stored(v.stage_s, prep, ["profile"], "reference_profile")
     v.profile_ops, v.profile_kernels = cand["ops"], cand["kernels"]
     v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
+    # a library kernel that no op launched in this profile (a CUDA-graph replay of captured library
+    # calls) is still the library's: known by the name of a kernel the reference's ops launch
+    unlaunched = profiling.unlaunched_library_us(v.reference_kernels, cand["kernels"])
+    if unlaunched and cand["device_us"] and v.custom_kernel_share is not None:
+        v.custom_kernel_share = max(0.0, v.custom_kernel_share - unlaunched / cand["device_us"])
     if not opts.policy.on("library_passthrough"):
         return
-    same = profiling.passthrough(ref["ops"], cand["ops"])
+    replayed = profiling.replayed_ops(v.reference_ops, v.reference_kernels, cand["kernels"])
+    ran = Counter(cand["ops"])
+    ran.update(replayed)
+    same = profiling.passthrough(ref["ops"], ran)
     share = v.custom_kernel_share
     if candidate.backend in KERNEL_BACKENDS and share is not None and share < opts.policy.min_custom_share and not same:
         v.flags.append(f"library_does_the_work: the candidate's own kernels took {share:.2%} of its device time")
     if same:
-        v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})")
+        launching = {r.get("op") for r in v.reference_kernels}
+        how = sorted(op for op in replayed if op in launching and cand["ops"].get(op, 0) < ref["ops"][op])
+        v.flags.append(f"library_passthrough: the candidate's forward ran all of the reference's compute ops itself ({', '.join(same)})"
+                       + (f"; {', '.join(how)} as the library's own kernels with no op launching them (a CUDA-graph replay)" if how else ""))
 
 
 def _check_profile_due(v: Verdict, res, prep: PreparedProblem, opts: JudgeOptions, timed: dict) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections import Counter
@@ -192,8 +193,8 @@ def _device_index(device) -> int | None:
 
 def profile_call(fn, inputs: list, device: str, quiet: bool = True, one_thread: bool = False) -> dict:
     """Profile one call: {'ops': {name: count}, 'n_kernels': int|None, 'custom_kernel_share': float|None,
-    'kernels': :func:`kernel_table`}. ``one_thread``: on the process's profiler thread
-    (:func:`on_session_thread`; the judge's side)."""
+    'device_us': the kernels' device time summed (None with no kernel), 'kernels': :func:`kernel_table`}.
+    ``one_thread``: on the process's profiler thread (:func:`on_session_thread`; the judge's side)."""
     if one_thread:
         return on_session_thread(lambda: profile_call(fn, inputs, device, quiet))
     activities = [ProfilerActivity.CPU]
@@ -207,7 +208,70 @@ def profile_call(fn, inputs: list, device: str, quiet: bool = True, one_thread: 
     n, share = kernel_stats(events)
     rows = _kernel_rows(events)
     return {"ops": dict(compute_ops(events)), "n_kernels": n, "custom_kernel_share": share,
+            "device_us": sum(r["device_us"] for r in rows) if n else None,
             "top_kernels": top_kernels(events, rows=rows), "kernels": kernel_table(events, rows=rows)}
+
+
+def _library_names(reference_kernels: list[dict]) -> Counter:
+    """The kernels the reference's ATen ops launched, by (cut) name: how many times each ran, over
+    every op that launched it."""
+    counts: Counter = Counter()
+    for r in reference_kernels:
+        if r.get("op") and r.get("count", 0) > 0:
+            counts[r["name"]] += r["count"]
+    return counts
+
+
+# Kernels of PyTorch's own code and of NVIDIA's math libraries, known by their (demangled) names: the
+# namespaces PyTorch's kernels live in, cuBLAS's and cuBLASLt's names (their internal CUTLASS builds are
+# ``cutlass::Kernel2<cutlass_80_tensorop_...>``, a CUTLASS kernel a candidate instantiates is named
+# after CUTLASS's templates instead), cuDNN's. A name read as the library's can only lower a
+# candidate's own share: a candidate has nothing to gain from naming its kernels so.
+LIBRARY_KERNEL = re.compile(
+    r"\bat::native::|\bat::cuda::|\bc10::cuda::|\bcublas|\bKernel2?<cutlass_\d+_|^(void )?(sm\d+_xmma_|ampere_|volta_|turing_|"
+    r"gemmSN_|gemmk1_kernel|gemv2[NT]_kernel|splitKreduce_kernel)|\bcudnn|\belemWiseRNNcell\b|^(void )?(nchwToNhwc|nhwcToNchw)Kernel")
+
+
+def unlaunched_library_us(reference_kernels: list[dict], candidate_kernels: list[dict]) -> float:
+    """Device time of the candidate's kernels that no ATen op launched in its profile but that are
+    the library's: named as a kernel the reference's ATen ops launch, or as PyTorch's or NVIDIA's
+    math libraries name theirs (:data:`LIBRARY_KERNEL`). A CUDA-graph replay runs the kernels
+    captured from library calls with no op to name them."""
+    names = _library_names(reference_kernels)
+    return sum(r["device_us"] for r in candidate_kernels
+               if r.get("op") is None and (r["name"] in names or LIBRARY_KERNEL.search(r["name"])))
+
+
+def replayed_ops(reference_ops: dict, reference_kernels: list[dict], candidate_kernels: list[dict]) -> dict:
+    """The reference's compute ops that the candidate ran as their library kernels with no ATen op
+    launching them (a CUDA-graph replay of captured library calls): {op: times the reference's
+    count}. An op counts where every kernel the reference's op launched ran, unlaunched by any op
+    in the candidate's profile, at least as often as in the reference (times: the fewest whole
+    multiples over its kernels). Where some op was run so, the reference's compute ops that launch
+    no kernel (``aten::cudnn_is_acceptable``) count too, when the reference's kernel table is whole
+    (under :data:`MAX_KERNEL_ROWS` rows; a cut table cannot say an op launched nothing)."""
+    ref_counts = _library_names(reference_kernels)
+    if not ref_counts:
+        return {}
+    ran: Counter = Counter()
+    for r in candidate_kernels:
+        if r.get("op") is None:
+            ran[r["name"]] += r["count"]
+    by_op: dict[str, list[str]] = {}
+    for r in reference_kernels:
+        if r["name"] in ref_counts and r.get("op"):
+            by_op.setdefault(r["op"], []).append(r["name"])
+    out = {}
+    for op, n in reference_ops.items():
+        names = by_op.get(op)
+        if names and n > 0:
+            times = min(ran[name] // ref_counts[name] for name in names)
+            if times:
+                out[op] = times * n
+    if out and len(reference_kernels) < MAX_KERNEL_ROWS:
+        times = min(out[op] // reference_ops[op] for op in out)
+        out.update({op: times * n for op, n in reference_ops.items() if op not in by_op and n > 0})
+    return out
 
 
 def passthrough(reference_ops: dict, candidate_ops: dict) -> list[str]:
