@@ -19,7 +19,7 @@ def test_a_failed_compile_fails_again_at_once_with_the_same_error(tmp_path, monk
     root = tmp_path / "entry"
     build = extension_cache.cached(load_inline, root)
     with pytest.raises(RuntimeError) as first:
-        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", verbose=False)
+        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", no_implicit_headers=True, verbose=False)
     assert "Error building extension" in str(first.value)
     [record] = (root / extension_cache.FAILED).iterdir()
     [folder] = (root / extension_cache.FOLDERS).iterdir()
@@ -27,11 +27,11 @@ def test_a_failed_compile_fails_again_at_once_with_the_same_error(tmp_path, monk
     for f in folder.iterdir():
         f.unlink()
     with pytest.raises(RuntimeError) as again:
-        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", verbose=True)
+        build(name="kb_broken", cpp_sources=BROKEN, functions=["f"], build_directory="rel", no_implicit_headers=True, verbose=True)
     assert str(again.value) == str(first.value) and not any(folder.iterdir())  # no compile ran
     other = BROKEN.replace("f(", "g(")
     with pytest.raises(RuntimeError):  # another source is another call: compiled (and failing) on its own
-        build(name="kb_broken", cpp_sources=other, functions=["g"], verbose=False)
+        build(name="kb_broken", cpp_sources=other, functions=["g"], no_implicit_headers=True, verbose=False)
     assert len(list((root / extension_cache.FAILED).iterdir())) == 2 and record.is_file()
 
 
