@@ -94,7 +94,7 @@ def _check_profile(v: Verdict, res, prep: PreparedProblem, candidate: Candidate,
     v.profile_ops, v.profile_kernels = cand["ops"], cand["kernels"]
     v.reference_ops, v.reference_kernels, v.reference_n_kernels = dict(ref["ops"]), list(ref.get("kernels") or []), ref.get("n_kernels")
     # a library kernel that no op launched in this profile (a CUDA-graph replay of captured library
-    # calls) is still the library's: known by the name of a kernel the reference's ops launch
+    # calls) is still the library's: known by its name (profiling.unlaunched_library_us)
     unlaunched = profiling.unlaunched_library_us(v.reference_kernels, cand["kernels"])
     if unlaunched and cand["device_us"] and v.custom_kernel_share is not None:
         v.custom_kernel_share = max(0.0, v.custom_kernel_share - unlaunched / cand["device_us"])
