@@ -1,10 +1,10 @@
 import json
 
-from kbench_lib.isolation import sandbox
+from kbench_lib.isolation import process_setup, sandbox
 
 
 def test_scrubbed_env_drops_secrets_and_keeps_the_allow_list():
-    env = sandbox.scrubbed_env(base={
+    env = process_setup.scrubbed_env(base={
         "PATH": "/bin", "OPENAI_API_KEY": "sk-1", "HF_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "s", "MY_PASSWORD": "p",
         "AWS_ACCESS_KEY_ID": "a", "GOOGLE_APPLICATION_CREDENTIALS": "/c.json", "CUDA_VISIBLE_DEVICES": "0",
         "HOME": "/root", "RANDOM_VAR": "x", "CUDA_AUTH_TOKEN": "x",
@@ -96,7 +96,7 @@ def test_die_with_parent_loads_no_library_after_fork():
     import subprocess
     import sys
 
-    code = ("import ctypes, os, kbench_lib.isolation.sandbox as s\n"
+    code = ("import ctypes, os, kbench_lib.isolation.process_setup as s\n"
             "def boom(*a, **k): raise AssertionError('dlopen after import')\n"
             "ctypes.CDLL = boom\n"
             "s.die_with_parent(os.getppid())\n"

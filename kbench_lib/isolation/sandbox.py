@@ -28,10 +28,7 @@ from dataclasses import dataclass
 from .idle import IdleWatch
 from ..core import thread_stop
 from ..core.paths import with_package_importable
-from .process_setup import (  # noqa: F401 - their old home: kbench_lib.isolation.sandbox.X
-    _PRCTL, ALLOWED_NAMES, ALLOWED_PREFIXES, PR_SET_PDEATHSIG, SECRET_MARKERS, _limit_resources, _resolve_prctl, die_with_parent,
-    scrubbed_env,
-)
+from .process_setup import _limit_resources, scrubbed_env
 
 LOG_KEEP = 32 * 1024
 IDLE_POLL_S = 0.5  # how often a wait with an idle limit looks at the child's CPU time

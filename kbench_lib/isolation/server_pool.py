@@ -20,7 +20,7 @@ once, whatever the number of GPUs: servers started as interpreters at once slow 
 A server never runs candidate code (each worker is a fresh fork of it), so handing one on shares
 nothing between candidates that sharing it within one batch does not. Every zygote is
 started from one long-lived thread of the judge (:class:`_Spawner`): a zygote gets SIGKILL when the
-thread that started it ends (``sandbox.die_with_parent``), and its servers when it ends, so one
+thread that started it ends (``process_setup.die_with_parent``), and its servers when it ends, so one
 started by a batch's thread could not outlive that batch.
 """
 from __future__ import annotations
