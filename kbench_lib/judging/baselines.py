@@ -17,7 +17,8 @@ ends the sweep.
 goes in chunks of problems: it first compiles a chunk's problems in that many processes at once
 (nothing is timed meanwhile), into an Inductor and Triton cache shared with the measuring child;
 then it times the chunk, one job at a time, and records both the cold compile time
-(``compile_cold_s``, from the parallel phase) and the warm one (``compile_s``). Chunks keep a sweep
+(``compile_cold_s``, from the parallel phase) and the warm one (``compile_s``). Neither counts the
+compiler's own start in a process (``start_compiler``), which every process pays once. Chunks keep a sweep
 that is cut off from wasting the compile work of problems it never reached.
 
     python -m kbench_lib.judging.baselines batch JOBS_JSON DEVICE PRECISION SMALL BUDGET TIMEOUT
@@ -151,9 +152,31 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
     return row
 
 
+_compiler_started = False
+
+
+def start_compiler(device: str) -> float:
+    """Compile and run a one-line function once, so that what a process pays a single time (Dynamo's
+    and Inductor's imports, the C++ compiler's and the vector ISA's checks, a GPU's first kernel
+    launch) is spent before a problem's compile is timed; returns the seconds it took. Without it,
+    the first problem a process compiles carries several seconds the others do not."""
+    t0 = time.monotonic()
+    fn = torch.compile(lambda x: torch.relu(x) * 2 + 1)
+    with torch.no_grad():
+        fn(torch.ones(64, device=device))
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    torch._dynamo.reset()
+    return time.monotonic() - t0
+
+
 def _compile_and_call(model, inputs: list, backward: bool, device: str):
     """(the model under torch.compile, seconds its first call took: the compile), forward and, for
-    backward tasks, backward."""
+    backward tasks, backward. The process's compiler is started first (``start_compiler``)."""
+    global _compiler_started
+    if not _compiler_started:
+        start_compiler(device)
+        _compiler_started = True
     compiled = torch.compile(model)
     t0 = time.monotonic()
     if backward:
