@@ -135,6 +135,24 @@ def test_fusion_decisions_against_torch_compile():
     assert dist[dist["how"] == "kernel name"]["ops"].tolist() == [2]
 
 
+def test_library_kernels_replayed_from_a_cuda_graph_are_not_the_candidates_own():
+    """A candidate that replays a CUDA graph captured from the reference's calls runs the library's
+    kernels with no ATen op launching them; their names say whose they are."""
+    ref_kernels = [{"name": "sm90_xmma_gemm_f32f32", "op": "aten::mm", "count": 1, "device_us": 50.0},
+                   {"name": "at::native::vectorized_elementwise_kernel<relu>", "op": "aten::relu", "count": 1, "device_us": 4.0}]
+    replay = [{"name": "sm90_xmma_gemm_f32f32", "op": None, "count": 1, "device_us": 50.0},  # the reference's own GEMM kernel
+              {"name": "void at::native::elementwise_kernel<add>", "op": None, "count": 1, "device_us": 3.0},  # PyTorch's, by namespace
+              {"name": "fused_bias_relu_kernel", "op": None, "count": 2, "device_us": 6.0}]  # the candidate's own
+    row = {"reference_ops": {"aten::mm": 1, "aten::relu": 1}, "profile_ops": {}, "profile_kernels": replay, "reference_kernels": ref_kernels}
+    r = fusion.fusion_row(row)
+    assert (r["own_kernels"], r["library_kernels"]) == (2, 2)
+    # without the reference's kernel table the GEMM is still known by cuBLAS's name
+    assert fusion.fusion_row({**row, "reference_kernels": None})["own_kernels"] == 2
+    # every kernel launched by no op and named by no library is the candidate's
+    own = [{**k, "name": f"k{i}"} for i, k in enumerate(replay)]
+    assert fusion.fusion_row({**row, "profile_kernels": own})["own_kernels"] == 4
+
+
 def test_a_gemm_run_in_another_form_is_still_left_to_the_library():
     """Inductor unfuses a Linear's bias into its epilogue and calls mm where the reference ran addmm
     (seen on an H200): the GEMM stayed in the library, the bias add was taken over."""

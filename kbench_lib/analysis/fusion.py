@@ -7,7 +7,8 @@ The reference's *operators* are its lowest ATen compute ops, with their call cou
 that still runs one of them through ATen left it *in the library*; the rest ran inside its own
 kernels (or were removed outright: a profile cannot tell fused from eliminated). On a GPU the
 candidate's device kernels are split into its *own* (launched by no ATen op: hand-written, Triton or
-Inductor-generated) and the library's; operators per own kernel is the number of reference operator
+Inductor-generated) and the library's (launched by an ATen op, or replayed from a CUDA graph under a
+library kernel's name); operators per own kernel is the number of reference operator
 calls it took over divided by its own kernel launches (KernelBench's Appendix L counts the same per
 fused kernel). For torch.compile the operators of each generated kernel are also read from
 Inductor's kernel names (``triton_poi_fused_add_mul_relu_0``: add, mul, relu).
@@ -20,6 +21,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..measure import profiling
 from ..scoring import metrics
 from .data import NoData, present
 from .failures import outcome
@@ -81,12 +83,15 @@ def decisions(reference_ops: dict, candidate_ops: dict) -> dict:
     return {"in_library": in_lib, "replaced": replaced, "extra": extra}
 
 
-def _kernel_split(kernels: list[dict] | None) -> tuple[float, float]:
-    """(own, library) kernel launches; NaN without a recorded kernel list, 0 for an empty one."""
+def _kernel_split(kernels: list[dict] | None, reference_kernels: list[dict] | None = None) -> tuple[float, float]:
+    """(own, library) kernel launches; NaN without a recorded kernel list, 0 for an empty one. A
+    kernel no ATen op launched is still the library's when the library's name is on it (a CUDA-graph
+    replay of library calls: :func:`kbench_lib.measure.profiling.library_kernels`)."""
     if kernels is None:
         return math.nan, math.nan
-    own = sum(int(k.get("count") or 0) for k in kernels if not k.get("op"))
-    lib = sum(int(k.get("count") or 0) for k in kernels if k.get("op"))
+    library = profiling.library_kernels(reference_kernels or [], kernels)
+    own = sum(int(k.get("count") or 0) for k, lib in zip(kernels, library) if not lib)
+    lib = sum(int(k.get("count") or 0) for k, lib in zip(kernels, library) if lib)
     return float(own), float(lib)
 
 
@@ -94,7 +99,8 @@ def fusion_row(row: dict) -> dict:
     """The fusion summary of one record row (a dict with record columns)."""
     ref, cand = as_counts(row.get("reference_ops")), as_counts(row.get("profile_ops"))
     d = decisions(ref, cand)
-    own, lib = _kernel_split(as_kernels(row.get("profile_kernels")))  # no kernel in the profile: 0, not unknown
+    # no kernel in the profile: 0, not unknown
+    own, lib = _kernel_split(as_kernels(row.get("profile_kernels")), as_kernels(row.get("reference_kernels")))
     total = sum(ref.values())
     took = sum(d["replaced"].values())
     return {

@@ -232,14 +232,20 @@ LIBRARY_KERNEL = re.compile(
     r"gemmSN_|gemmk1_kernel|gemv2[NT]_kernel|splitKreduce_kernel)|\bcudnn|\belemWiseRNNcell\b|^(void )?(nchwToNhwc|nhwcToNchw)Kernel")
 
 
+def library_kernels(reference_kernels: list[dict], candidate_kernels: list[dict]) -> list[bool]:
+    """For each of the candidate's kernel rows, whether it is the library's: launched by an ATen op,
+    or launched by none but named as a kernel the reference's ATen ops launch, or as PyTorch's or
+    NVIDIA's math libraries name theirs (:data:`LIBRARY_KERNEL`). A CUDA-graph replay runs the
+    kernels captured from library calls with no op to name them."""
+    names = _library_names(reference_kernels)
+    return [bool(r.get("op")) or r["name"] in names or bool(LIBRARY_KERNEL.search(r["name"])) for r in candidate_kernels]
+
+
 def unlaunched_library_us(reference_kernels: list[dict], candidate_kernels: list[dict]) -> float:
     """Device time of the candidate's kernels that no ATen op launched in its profile but that are
-    the library's: named as a kernel the reference's ATen ops launch, or as PyTorch's or NVIDIA's
-    math libraries name theirs (:data:`LIBRARY_KERNEL`). A CUDA-graph replay runs the kernels
-    captured from library calls with no op to name them."""
-    names = _library_names(reference_kernels)
-    return sum(r["device_us"] for r in candidate_kernels
-               if r.get("op") is None and (r["name"] in names or LIBRARY_KERNEL.search(r["name"])))
+    the library's (:func:`library_kernels`)."""
+    return sum(r["device_us"] for r, lib in zip(candidate_kernels, library_kernels(reference_kernels, candidate_kernels))
+               if lib and r.get("op") is None)
 
 
 def replayed_ops(reference_ops: dict, reference_kernels: list[dict], candidate_kernels: list[dict]) -> dict:
