@@ -49,7 +49,6 @@ import argparse
 import datetime as dt
 import html
 import itertools
-import os
 import shlex
 import threading
 import time

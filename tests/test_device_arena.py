@@ -220,7 +220,8 @@ def test_the_arena_holds_every_output_an_honest_worker_writes(tmp_path, path):
     the worker's result files, written as it writes them, place every tensor in it, none in a file."""
     from pathlib import Path
 
-    from kbench_lib.judging.pipeline import _arena_bytes, timing_file
+    from kbench_lib.isolation.worker.timed import timing_file
+    from kbench_lib.judging.outputs import _arena_bytes
     from kbench_lib.judging.prepared import prepare
     from kbench_lib.suite.problems import load_problem
 

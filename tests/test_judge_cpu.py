@@ -2,6 +2,7 @@
 import pytest
 
 from kbench_lib.core.candidates import load_candidate
+from kbench_lib.judging import build_job, timed, worker_reports
 from kbench_lib.judging.pipeline import judge
 
 pytestmark = pytest.mark.slow
@@ -216,8 +217,6 @@ def test_job_folders_of_dead_judges_are_removed(tmp_path):
     import subprocess
     import sys
 
-    from kbench_lib.judging import pipeline as judge_mod
-
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     orphan = tmp_path / f"kbench-job-{dead}-abc"
     (orphan / "out").mkdir(parents=True)
@@ -225,7 +224,7 @@ def test_job_folders_of_dead_judges_are_removed(tmp_path):
     mine.mkdir()
     other = tmp_path / "unrelated-1234-x"
     other.mkdir()
-    judge_mod._remove_orphans(str(tmp_path))
+    build_job._remove_orphans(str(tmp_path))
     assert not orphan.exists() and mine.exists() and other.exists()
 
 
@@ -337,9 +336,9 @@ def test_a_forged_profile_message_is_flagged_and_still_makes_a_record():
     v = _forged_verdict()
     judge_mod._check_profile(v, res, prep, Candidate("x", "cpp"), judge_mod.JudgeOptions(device="cpu"))
     assert any(f.startswith("profile_malformed") for f in v.flags), v.flags
-    assert v.profile_kernels == [{"name": "big", "op": None, "count": judge_mod.INT32_MAX, "device_us": 2.0},
+    assert v.profile_kernels == [{"name": "big", "op": None, "count": worker_reports.INT32_MAX, "device_us": 2.0},
                                  {"name": "fine", "op": None, "count": 2, "device_us": 3.0}]
-    assert v.profile_ops == {"aten::mm": judge_mod.INT32_MAX} and v.n_kernels == judge_mod.INT32_MAX
+    assert v.profile_ops == {"aten::mm": worker_reports.INT32_MAX} and v.n_kernels == worker_reports.INT32_MAX
     assert v.custom_kernel_share is None and v.top_kernels == [["k", 0.5]]
     pa.Table.from_pylist([records.row_from_verdict(v, run_id="r", model="m")], schema=records.SCHEMA)
     padded = {"ops": {f"aten::op{i}": 1 for i in range(1001)}}  # real ops pushed past what is read
@@ -427,7 +426,7 @@ def test_forged_stage_and_failure_messages_end_as_failures():
     from kbench_lib.judging import pipeline as judge_mod
 
     res = SimpleNamespace(messages=[{"event": "stage", "stage": "variant_timing"}], timed_out=False, signal_name=None, returncode=1, log="")
-    v = judge_mod._died(_forged_verdict(), res, "run", 10)
+    v = worker_reports._died(_forged_verdict(), res, "run", 10)
     assert v.failure == "crash" and "variant_timing" in v.message
     res = SimpleNamespace(messages=[{"event": "failure", "flags": "abc", "message": 5}], timed_out=False, signal_name=None, returncode=0, log="")
     v = _forged_verdict()
@@ -480,15 +479,15 @@ def test_timed_samples_must_be_exactly_the_groups_timed_sets(tmp_path, keys):
                                              "cases": {"0": {"seed": 1, "inputs": []}, "1": {"seed": 2, "inputs": []}},
                                              "written": {"samples": {"0": [ones], "1": [ones]}, "inputs_after": {"0": [], "1": []}}}])
     try:
-        r = judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
+        r = timed._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
         assert r.hard == "crash" and "timed sets" in r.message and r.message.startswith("[d]"), r.message
         # the same record with exactly the group's sets passes
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": [], "1": []}})
         v = _forged_verdict()
-        r = judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
+        r = timed._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d")
         assert r.hard is None and r.tol_needed == 0.0, r.message
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"), {"samples": {"0": good, "1": good}, "inputs_after": {"0": []}})
-        assert judge_mod._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d").hard == "crash"
+        assert timed._recheck_samples(v, res, prep, out, "timing.kbt", [0, 1], judge_mod.JudgeOptions(), "", "d").hard == "crash"
     finally:
         out.close()
 
@@ -524,7 +523,7 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
     msgs = [] if reported is None else [{"event": "timed_inputs", "config": None, "cases": reported}]
     v = _forged_verdict()
     try:
-        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
+        r = timed._recheck_samples(v, SimpleNamespace(log="", messages=msgs), prep, out, "timing.kbt", [0, 1],
                                        judge_mod.JudgeOptions(), "", "default")
         assert r.hard == "input_mutated" and why in r.message, r.message
         ones = fingerprint(good[0])["sums"]
@@ -532,20 +531,20 @@ def test_timed_inputs_must_be_the_judges(tmp_path, reported, why):
         honest = [{"event": "timed_inputs", "config": None, "written": written,
                    "cases": {"0": {"seed": 11, "inputs": [[1.0, 2.0]]}, "1": {"seed": 12, "inputs": [[1.0, 2.0]]}}}]
         v, asked[:] = _forged_verdict(), []
-        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+        r = timed._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
                                        judge_mod.JudgeOptions(), "", "default")
         assert r.hard is None, r.message
         assert asked == [(0, 11), (1, 12)]  # the judge drew the sets with the worker's seeds
         # the same report labelled as another configuration's is not this run's
         other = [{**honest[0], "config": "small_variant0"}]
         v = _forged_verdict()
-        assert judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=other), prep, out, "timing.kbt", [0, 1],
+        assert timed._recheck_samples(v, SimpleNamespace(log="", messages=other), prep, out, "timing.kbt", [0, 1],
                                           judge_mod.JudgeOptions(), "", "default").hard
         # a record rewritten after the worker reported it (a finalizer that ran after the write)
         tensorfile.write(str(tmp_path / "out" / "timing.kbt"),
                          {"samples": {"0": [torch.full((3,), 2.0)], "1": good}, "inputs_after": {"0": [fp], "1": [fp]}})
         v = _forged_verdict()
-        r = judge_mod._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
+        r = timed._recheck_samples(v, SimpleNamespace(log="", messages=honest), prep, out, "timing.kbt", [0, 1],
                                        judge_mod.JudgeOptions(), "", "default")
         assert r.hard == "crash" and "rewritten" in r.message, r.message
     finally:
@@ -588,7 +587,7 @@ def test_reference_state_is_fingerprinted_before_the_reference_runs():
 def test_a_second_report_on_the_channel_is_forged():
     """The candidate shares the worker's process and can write on its message pipe; the reports the
     worker sends once (per configuration, per case) must come once, or none of them can be trusted."""
-    from kbench_lib.judging.pipeline import _forged_reports
+    from kbench_lib.judging.worker_reports import _forged_reports
 
     honest = [{"event": "inputs", "cases": []}, {"event": "case_done", "case": 0}, {"event": "case_done", "case": 1},
               {"event": "timed_inputs", "config": "v1", "cases": {}}, {"event": "timed_inputs", "config": None, "cases": {}},

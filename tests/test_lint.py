@@ -3,7 +3,8 @@ import json
 import pytest
 
 from kbench_lib.cli import main
-from kbench_lib.suite.lint import degenerate_reasons, lint_problem
+from kbench_lib.suite.lint import lint_problem
+from kbench_lib.suite.problem_checks import degenerate_reasons
 from kbench_lib.suite.problems import load_problem
 
 BROKEN = {

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from kbench_lib.measure import timing, timing_summary, trials
+from kbench_lib.measure import device_clock, timing, timing_summary, trials, unjoined
 
 
 def test_summarize_median_and_quantiles():
@@ -50,11 +50,11 @@ def test_min_trials_yield_to_the_budget_for_long_calls():
 
 
 def test_device_clock_calls_follow_the_work():
-    assert timing.device_clock_calls(0.001) == timing.DEVICE_CALLS_MAX
-    assert timing.device_clock_calls(2.0) == int(timing.DEVICE_CLOCK_S * 1e3 / 2.0)
-    assert timing.device_clock_calls(20.0) == timing.DEVICE_CALLS_MIN  # 30 calls of 20 ms: within DEVICE_CLOCK_MAX_S
+    assert timing.device_clock_calls(0.001) == device_clock.DEVICE_CALLS_MAX
+    assert timing.device_clock_calls(2.0) == int(device_clock.DEVICE_CLOCK_S * 1e3 / 2.0)
+    assert timing.device_clock_calls(20.0) == device_clock.DEVICE_CALLS_MIN  # 30 calls of 20 ms: within DEVICE_CLOCK_MAX_S
     assert timing.device_clock_calls(100.0) == 10  # a level-3 LSTM's 100 ms: 1 s of profiled calls, not 3
-    assert timing.device_clock_calls(2000.0) == timing.DEVICE_CALLS_FLOOR
+    assert timing.device_clock_calls(2000.0) == device_clock.DEVICE_CALLS_FLOOR
     assert all(timing.device_clock_calls(a) >= timing.device_clock_calls(b) for a, b in [(0.1, 1), (1, 10), (10, 50), (50, 500)])
 
 
@@ -144,13 +144,13 @@ def test_device_spans_are_assigned_to_the_call_they_started_in():
     windows = [(100.0, 200.0), (0.0, 50.0), (300.0, 400.0)]
     spans = [(10.0, 5.0), (20.0, 7.0), (60.0, 100.0), (150.0, 30.0), (199.0, 500.0), (350.0, 1.0), (450.0, 9.0)]
     # the flush at 60 (between calls) and the span at 450 (after the last call) count for nobody
-    assert timing.busy_per_window(windows, spans) == [12.0, 530.0, 1.0]
+    assert device_clock.busy_per_window(windows, spans) == [12.0, 530.0, 1.0]
     # busy time counts overlapping spans once: 10-15 and 20-27 apart; 150-180 inside 199-699 no, beside it
-    assert timing.union_per_window(windows, spans) == [12.0, 530.0, 1.0]
+    assert device_clock.union_per_window(windows, spans) == [12.0, 530.0, 1.0]
     side_by_side = [(0.0, 10.0), (2.0, 10.0), (5.0, 1.0), (30.0, 4.0)]  # two streams overlapping 2-10, one inside
-    assert timing.union_per_window([(0.0, 50.0)], side_by_side) == [16.0]
-    assert timing.busy_per_window([(0.0, 50.0)], side_by_side) == [25.0]
-    assert timing.union_per_window([(0.0, 1.0)], []) == [0.0]
+    assert device_clock.union_per_window([(0.0, 50.0)], side_by_side) == [16.0]
+    assert device_clock.busy_per_window([(0.0, 50.0)], side_by_side) == [25.0]
+    assert device_clock.union_per_window([(0.0, 1.0)], []) == [0.0]
 
 
 def test_tampering_is_detected(monkeypatch):
@@ -177,10 +177,10 @@ def test_time_cuda_flags_unjoined_side_stream_work():
 
     h = timing.time_cuda(honest, [[x]], min_trials=20, max_trials=20)
     s = timing.time_cuda(sneaky, [[x]], min_trials=20, max_trials=20)
-    assert h.unjoined_trials == 0 and h.recheck_calls == 0 and not timing.unjoined_confirmed(h)
+    assert h.unjoined_trials == 0 and h.recheck_calls == 0 and not unjoined.unjoined_confirmed(h)
     assert s.unjoined_trials > 10
     assert s.recheck_calls >= 20 and s.unjoined_recheck > 0.9 * s.recheck_calls  # the re-check sees it too
-    assert timing.unjoined_confirmed(s)
+    assert unjoined.unjoined_confirmed(s)
     assert s.median_ms > 0.5 * h.median_ms  # the side-stream work is still counted
     # the device-busy clock sees the side-stream matmul in both (every stream, overlaps once) and stays
     # near the honest call's timed median
@@ -195,14 +195,14 @@ def test_unjoined_work_is_flagged_only_when_the_recheck_agrees():
     burst = timing_summary.summarize([1.0] * 100, unjoined=40)  # a burst of late host wake-ups in the timed run
     assert timing.unjoined_suspected(burst.unjoined_trials, burst.n_trials)
     burst.unjoined_recheck, burst.recheck_calls = 3, 100
-    assert not timing.unjoined_confirmed(burst)
+    assert not unjoined.unjoined_confirmed(burst)
     burst.unjoined_recheck = 26
-    assert timing.unjoined_confirmed(burst)
+    assert unjoined.unjoined_confirmed(burst)
     few = timing_summary.summarize([1.0] * 100, unjoined=25)  # the share must be exceeded, in both runs
     few.unjoined_recheck, few.recheck_calls = 100, 100
-    assert not timing.unjoined_confirmed(few)
+    assert not unjoined.unjoined_confirmed(few)
     never = timing_summary.summarize([1.0] * 100, unjoined=90)  # no re-check ran: nothing confirmed
-    assert not timing.unjoined_confirmed(never)
+    assert not unjoined.unjoined_confirmed(never)
 
 
 def test_recheck_counts_late_calls_over_the_timed_sets(monkeypatch):
@@ -212,11 +212,10 @@ def test_recheck_counts_late_calls_over_the_timed_sets(monkeypatch):
         seen.append(args[0])
         return 0.1, int(len(seen) % 2 == 0), object()
 
-    assert timing._recheck_unjoined(one, [[0], [1], [2]]) == (timing.RECHECK_CALLS // 2, timing.RECHECK_CALLS)
+    assert timing._recheck_unjoined(one, [[0], [1], [2]]) == (unjoined.RECHECK_CALLS // 2, unjoined.RECHECK_CALLS)
     assert set(seen) == {0, 1, 2}
     clock = iter(range(0, 10**6, 10))  # ten seconds per reading: past RECHECK_S once 20 calls ran
-    from kbench_lib.measure import unjoined  # the re-check's home reads its own clock
-
+    # the re-check's home reads its own clock
     monkeypatch.setattr(unjoined, "_monotonic", lambda: float(next(clock)))
     assert timing._recheck_unjoined(one, [[0]])[1] == 20
 
@@ -268,7 +267,7 @@ def test_device_busy_clock_counts_every_stream():
 
     t1 = timing.time_cuda(one, [[a]], min_trials=20, max_trials=50, budget_s=2)
     t2 = timing.time_cuda(two_streams, [[a]], min_trials=20, max_trials=50, budget_s=2)
-    assert timing.DEVICE_CALLS_MIN <= t1.device_calls <= timing.DEVICE_CALLS_MAX and t1.device_ms is not None
+    assert device_clock.DEVICE_CALLS_MIN <= t1.device_calls <= device_clock.DEVICE_CALLS_MAX and t1.device_ms is not None
     assert 0.85 * t1.median_ms < t1.device_ms <= 1.02 * t1.median_ms
     # two matmuls and an add, whatever stream they ran on
     assert 1.9 * t1.device_ms < t2.device_ms < 2.5 * t1.device_ms
@@ -478,7 +477,7 @@ def test_a_first_calls_late_gap_is_excused_only_by_an_idle_gap_as_late(monkeypat
     floor shifted by how late the idle gap taken right after it was; an idle gap at the floor
     leaves the call timed to the sync, and never is a late idle gap taken off more than its lateness."""
     calls = object.__new__(timing._FlushedCalls)
-    calls.device, calls.floors, calls.first_excused = None, {"first": timing.GapFloor(0.010, 0.015)}, 0
+    calls.device, calls.floors, calls.first_excused = None, {"first": unjoined.GapFloor(0.010, 0.015)}, 0
     idle = {"ms": 0.0}
     monkeypatch.setattr(timing, "_idle_gaps", lambda device, trials, spin: [idle["ms"]])
     calls.raw, calls.gap = 0.007, 0.250  # 7 us on its stream, its sync's event 250 us after its end

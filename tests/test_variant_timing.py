@@ -60,7 +60,7 @@ def test_prepared_problem_times_each_variant_baseline_once_backward_too():
 
 
 def test_the_run_limit_grows_with_each_timed_variant():
-    from kbench_lib.judging.pipeline import VARIANT_TIMING_ALLOWANCE_S, run_limit_s
+    from kbench_lib.judging.worker_reports import VARIANT_TIMING_ALLOWANCE_S, run_limit_s
     from kbench_lib.measure.trials import MAX_REMEASURE
 
     p = load_problem(ROW_SUM)

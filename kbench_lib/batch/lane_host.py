@@ -26,7 +26,7 @@ for, and its own imports and CUDA context come up beside it.
 
 A lane process that dies (a signal, a lost socket) is replaced by a fresh one, which first judges
 again the samples the dead one had taken and not recorded; a sample two processes died judging
-is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judging.pipeline._job_parent`);
+is recorded as a ``judge_error``. Its job folders are removed (:func:`kbench_lib.judging.build_job._job_parent`);
 its fork server and workers die with it. A lane process dies with the batch's process.
 
 This module is the batch's side (:class:`LaneHost`, the pool of lane processes); the lane's own

@@ -28,9 +28,7 @@ from ..scoring.records import RecordWriter, read_records
 from ..core.paths import RUNS_ROOT
 from ..suite.problems import Problem
 from .local_batch import _Batch, lane_processes_by_default
-from .verdicts import (  # noqa: F401 - also at their old home, kbench_lib.batch.runner.X
-    _error_verdict, _judge_error, _judge_one, judged_columns, new_run_id,
-)
+from .verdicts import new_run_id
 
 
 

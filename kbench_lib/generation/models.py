@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..core.candidates import Candidate, detect_backend, load_candidate
+from ..core.candidates import Candidate, load_candidate
 from ..suite.problems import Problem
-from .samples import Arrival, ModelUnavailable, Sample  # noqa: F401 - the registry's types, also read as generation.models.Sample
+from .samples import Arrival, ModelUnavailable, Sample
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "problems" / "solutions"  # beside kbench_lib/
 
@@ -238,5 +238,6 @@ def iter_arrivals(generate, problems: Iterable[Problem], skip=frozenset()) -> It
             yield Arrival(problem, s, last=n == len(samples) - 1)
 
 
-# What an offline model is for, shown where its verdicts appear (notebooks, figures)
-__all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source", "eager_source", "detect_backend", "MODELS", "ROLES", "NOTES", "ModelKind", "NAMED", "PREFIXED", "model_kind"]
+# the registry and what its models yield (Sample, Arrival and ModelUnavailable are generation.samples')
+__all__ = ["Sample", "Arrival", "ModelUnavailable", "get_model", "iter_samples", "iter_arrivals", "folder_model", "compile_source",
+           "eager_source", "MODELS", "ROLES", "NOTES", "ModelKind", "NAMED", "PREFIXED", "model_kind"]

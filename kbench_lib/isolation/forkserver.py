@@ -34,7 +34,7 @@ import threading
 import time
 
 from .namespaces import _die_with_parent, _enter_namespaces, _libc, _wait_and_exit
-from .process_setup import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, WARM_IMPORTS  # noqa: F401
+from .process_setup import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, WARM_IMPORTS
 
 # strongest first, as sandbox.PREFIXES
 ISOLATIONS = (

@@ -11,7 +11,9 @@ in the order a judgement meets them: :mod:`.verdict` (options, verdict, failures
 (the isolated build), :mod:`.outputs` (tensor transfer), :mod:`.worker_reports` (what the worker
 reported and how it ended), :mod:`.correctness` (the run, each configuration, the decision),
 :mod:`.timed` (the timed run and timed variants), :mod:`.profile_check`, :mod:`.stage_times`.
-Their names are also importable from here (``kbench_lib.judging.pipeline.Verdict``).
+What a caller needs (:func:`judge`, :func:`start_judgement`, :func:`prepare_problem`,
+:class:`JudgeOptions`, :class:`Verdict`, :class:`JudgeError`, :func:`build_candidate`) is importable
+from here; every other name of a stage, from its own module.
 """
 from __future__ import annotations
 
@@ -21,8 +23,6 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-
-import torch
 
 from ..scoring import protocols
 from ..scoring.flags import FLAGS
@@ -38,35 +38,14 @@ from ..suite.problems import Problem, ProblemError
 from ..core.provenance import device_name, environment, resolve_device
 from ..measure.tensors import nbytes
 from ..measure.timing_summary import host_bound_note
-from ..isolation.worker.timed import timing_file  # noqa: F401 - also here, as kbench_lib.judging.pipeline.timing_file (tests use it)
-from .verdict import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    FAILURES, JudgeError, JudgeOptions, Verdict, _fail,
-)
-from .worker_reports import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    INT32_MAX, ONCE, VARIANT_TIMING_ALLOWANCE_S, _count, _death, _died, _died_checking, _ended_early, _first,
-    _forged_reports, _last, _plain_json, _real, _strings, run_limit_s,
-)
-from .stage_times import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _Laps, _START_PARTS, _queued, _stage_parts, _stage_times,
-)
-from .outputs import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    ARENA_MIN, HEADER_ROOM, MAX_RESULT_FILES, PREALLOCATE_MIN, PREALLOCATE_THREADS, RESULT_SLACK, _OutDir,
-    _Preallocation, _arena_bytes, _arena_size, _output_arena, _output_files, _preallocate_outputs,
-    _result_cap,
-)
-from .profile_check import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _check_profile, _check_profile_due, _clean_profile,
-)
-from .correctness import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _check_configs, _decide, _run_failed, _timed_result,
-)
-from .timed import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    _STAT_COUNTS, _STAT_NUMBERS, _TIMING_PARTS, _check_timed_outputs, _recheck_samples, _rewritten,
-    _time_variants, _timed_cases, _timing_stats,
-)
-from .build_job import (  # noqa: F401 - also here, as kbench_lib.judging.pipeline.X
-    BuildResult, _JOB_DIR, _job_parent, _remove_orphans, build_candidate,
-)
+from .verdict import JudgeError, JudgeOptions, Verdict, _fail
+from .worker_reports import _last, run_limit_s
+from .stage_times import _Laps, _queued, _stage_times
+from .outputs import _OutDir, _output_arena, _preallocate_outputs
+from .profile_check import _check_profile, _check_profile_due
+from .correctness import _check_configs, _decide, _run_failed, _timed_result
+from .timed import _check_timed_outputs, _time_variants
+from .build_job import BuildResult, _job_parent, build_candidate
 
 
 def _syntax_error(source: str) -> str | None:

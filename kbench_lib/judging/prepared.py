@@ -33,7 +33,7 @@ from . import modes, reference_store, tf32
 from ..scoring import protocols
 from ..measure import host_speed, profiling
 from ..suite import baselines_store, devices, roofline, variants
-from ..suite.lint import degenerate_reasons
+from ..suite.problem_checks import degenerate_reasons
 from ..suite.problems import Config, Problem, ProblemError
 from ..core.provenance import device_name
 from ..suite.reference import Case, build_reference, in_mode, make_case, make_inputs, set_flags, upstream_grads

@@ -7,9 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from . import guards
-from ..measure import device_arena
 from ..measure.trials import BUDGET_S
-from ..core.provenance import device_name
 
 
 FAILURES = (

@@ -51,7 +51,7 @@ their stopping rule are :mod:`.trials`'.
 
 Outlier runs are re-measured, not reported: warm-up continues until the call's own time has
 settled (a GPU coming out of an idle clock state runs several times slower for a while), and a
-timed run whose first and second halves disagree by more than ``DRIFT`` is discarded and run
+timed run whose first and second halves disagree by more than :data:`.timing_summary.DRIFT` is discarded and run
 again (CUDA: at most :data:`.trials.MAX_REMEASURE` times; ``Timing.remeasured`` says how often), unless the
 host-speed probes of its halves say the drift followed the host's speed (kept: ``Timing.host_drift``), or
 another run would end past the timing's span (:data:`.trials.MAX_SPAN` budgets: ``Timing.span_cut``).
@@ -77,9 +77,7 @@ from torch.profiler import profile as _profile
 from torch.profiler import record_function as _record_function
 
 from . import profiling as _profiling
-from .device_clock import (  # noqa: F401 - the device clock's names, read here by older callers
-    DEVICE_CALLS_FLOOR, DEVICE_CALLS_MAX, DEVICE_CALLS_MIN, DEVICE_CLOCK_MAX_S, DEVICE_CLOCK_S, busy_per_window, device_busy_ms,
-    device_clock_calls, union_per_window)
+from .device_clock import device_busy_ms, device_clock_calls
 from .head_start import HEAD_START_LADDER, Gate, HeadStart, HeadStartError
 from .head_start import for_device as _head_start_for
 from .head_start import gate_for_device as _gate_for
@@ -87,11 +85,9 @@ from .host_speed import FULL_SPEED as _FULL_SPEED
 from .host_speed import HostProbes
 from .host_speed import back_to as _back_to
 from .host_speed import to_a_fast_cpu as _to_a_fast_cpu
-from .timing_summary import DRIFT, Timing, _q  # noqa: F401 - DRIFT, read here by older callers
+from .timing_summary import Timing, _q
 from .trials import BUDGET_S, MAX_SPAN, _runs, _warm_up, past_span
-from .unjoined import (  # noqa: F401
-    RECHECK_CALLS, RECHECK_S, UNJOINED_QUANTILE, UNJOINED_SHARE, GapFloor, _idle_gaps, _recheck_unjoined, gap_floor,
-    unjoined_confirmed, unjoined_suspected)
+from .unjoined import _idle_gaps, _recheck_unjoined, gap_floor, unjoined_suspected
 
 _perf_counter_ns = time.perf_counter_ns
 _monotonic = time.monotonic

@@ -25,7 +25,8 @@ from ..generation.models import ModelUnavailable
 from ..suite.problems import Problem
 from ..core.provenance import resolve_device
 from ..scoring.records import RecordWriter, read_records, row_from_verdict, truncate
-from ..batch.runner import RUNS_ROOT, _error_verdict, generates_on, new_run_id
+from ..batch.runner import RUNS_ROOT, generates_on, new_run_id
+from ..batch.verdicts import _error_verdict
 from . import evolve, refine, single
 from .observations import ObservationStore
 from .proposers import make_proposer

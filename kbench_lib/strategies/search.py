@@ -30,7 +30,8 @@ from ..judging.pipeline import JudgeOptions
 from ..generation.models import Sample
 from ..suite.problems import Problem
 from ..scoring.records import row_from_verdict, truncate
-from ..batch.runner import _error_verdict, _judge_one, start_builds
+from ..batch.runner import start_builds
+from ..batch.verdicts import _error_verdict, _judge_one
 from .observations import ObservationStore, observation_from_row, observation_key
 
 REJECTED = "verifier_rejected"  # the failure of a record whose candidate a verifier kept from the judge

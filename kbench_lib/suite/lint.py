@@ -2,17 +2,14 @@
 
 Degenerate means that a cheap guess passes the fp32 tolerance (an all-zero output, the output's
 mean broadcast to its shape) or that the output ignores its inputs or parameters (threat #6). The
-same numerical rules flag degenerate tasks at judging time (:func:`degenerate_reasons`), so
+same numerical rules flag degenerate tasks at judging time (:func:`.problem_checks.degenerate_reasons`), so
 upstream KernelBench folders can be run unchanged and warned about.
 """
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from .problem_checks import (  # noqa: F401 - their old home: kbench_lib.suite.lint.X
-    FP32_TOL, MAX_GPU_BYTES, MAX_SMALL_MS, MIN_GPU_MS, LintIssue, LintReport, _build, _close, _eager_ms, _fp64_violation,
-    _run, _sync, check_config, degenerate_reasons, lint_config, lowp_agreement,
-)
+from .problem_checks import LintReport, check_config, lowp_agreement
 from .problems import Problem
 
 

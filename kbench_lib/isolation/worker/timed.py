@@ -12,6 +12,7 @@ import torch
 from ...measure import profiling, timing
 from ...measure.compare import fingerprint as _fingerprint
 from ...measure.tensors import as_output_list, require_grad, to_device
+from ...measure.unjoined import unjoined_confirmed
 from ...suite.problems import Config, instantiate, load_problem, model_name
 from ...suite.reference import set_flags
 from .drawing import _draw_inputs, _TimedDraws, _urandom
@@ -248,7 +249,7 @@ def _timing_flags(result: timing.Timing, kept, device: torch.device) -> list[str
                    f"(a caller's earlier result changes under it)")
     # a single trial with a late gap is host jitter; a candidate that leaves work on another stream
     # does so on (nearly) every call, in the timed run and in its re-check
-    if timing.unjoined_confirmed(result):
+    if unjoined_confirmed(result):
         out.append(f"side_stream_unjoined: {result.unjoined_trials} of {result.n_trials} timed calls and {result.unjoined_recheck} of "
                    f"{result.recheck_calls} calls of a re-check left work running on another stream")
     # the first call on never-seen data against later calls on the same data: a kernel that does
