@@ -44,7 +44,7 @@ class JudgeOptions:
     # diagnostic of the timing itself)
     timing_trace: bool = False
     # outputs through a device arena shared with the worker alone (device_arena.py), where the
-    # driver allows; off: through files in /dev/shm (page-locked copies), as before
+    # driver allows; off: through files in /dev/shm (page-locked copies)
     device_arena: bool = True
     compile_baseline: bool = False  # measure torch.compile when no stored baseline exists
     # also time the candidate and the eager baseline on every variant, each over never-seen input
