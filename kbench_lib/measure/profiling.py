@@ -238,7 +238,8 @@ def library_kernels(reference_kernels: list[dict], candidate_kernels: list[dict]
     NVIDIA's math libraries name theirs (:data:`LIBRARY_KERNEL`). A CUDA-graph replay runs the
     kernels captured from library calls with no op to name them."""
     names = _library_names(reference_kernels)
-    return [bool(r.get("op")) or r["name"] in names or bool(LIBRARY_KERNEL.search(r["name"])) for r in candidate_kernels]
+    return [bool(r.get("op")) or (r.get("name") or "") in names or bool(LIBRARY_KERNEL.search(r.get("name") or ""))
+            for r in candidate_kernels]
 
 
 def unlaunched_library_us(reference_kernels: list[dict], candidate_kernels: list[dict]) -> float:
