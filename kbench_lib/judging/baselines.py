@@ -155,28 +155,27 @@ def measure_one(problem: Problem, mode: str, device: str, precision: str = "fp32
 _compiler_started = False
 
 
-def start_compiler(device: str) -> float:
-    """Compile and run a one-line function once, so that what a process pays a single time (Dynamo's
-    and Inductor's imports, the C++ compiler's and the vector ISA's checks, a GPU's first kernel
-    launch) is spent before a problem's compile is timed; returns the seconds it took. Without it,
-    the first problem a process compiles carries several seconds the others do not."""
-    t0 = time.monotonic()
+def start_compiler(device: str) -> None:
+    """Once per process: compile and run a one-line function, so that what a process pays a single
+    time (Dynamo's and Inductor's imports, the C++ compiler's and the vector ISA's checks, a GPU's
+    first kernel launch) is spent before a problem's compile is timed. Without it, the first problem
+    a process compiles carries several seconds the others do not."""
+    global _compiler_started
+    if _compiler_started:
+        return
     fn = torch.compile(lambda x: torch.relu(x) * 2 + 1)
     with torch.no_grad():
         fn(torch.ones(64, device=device))
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     torch._dynamo.reset()
-    return time.monotonic() - t0
+    _compiler_started = True
 
 
 def _compile_and_call(model, inputs: list, backward: bool, device: str):
     """(the model under torch.compile, seconds its first call took: the compile), forward and, for
     backward tasks, backward. The process's compiler is started first (``start_compiler``)."""
-    global _compiler_started
-    if not _compiler_started:
-        start_compiler(device)
-        _compiler_started = True
+    start_compiler(device)
     compiled = torch.compile(model)
     t0 = time.monotonic()
     if backward:
